@@ -1,0 +1,34 @@
+# One command per job; each builds its own virtual environment from the pins.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat constraints.txt pyproject.toml | sha256sum | cut -c1-12)
+
+.PHONY: test evidence check lint bench clean
+
+$(STAMP): constraints.txt pyproject.toml
+	rm -rf $(VENV)
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt setuptools wheel
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-build-isolation \
+		-c constraints.txt -e '.[test,dev]'
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+evidence: $(STAMP)
+	$(BIN)/fp8lab prove
+
+lint: $(STAMP)
+	$(BIN)/ruff check fp8lab tests
+	$(BIN)/ruff format --check fp8lab tests
+	$(BIN)/mypy
+
+check: lint test
+
+bench: $(STAMP)
+	$(BIN)/fp8lab bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
