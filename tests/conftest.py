@@ -1,0 +1,43 @@
+"""Shared fixtures: formats, both encoder twins, probe inputs."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from fp8lab.formats import FORMATS, FormatSpec
+
+ALL_FORMATS = list(FORMATS.values())
+
+
+@pytest.fixture(params=ALL_FORMATS, ids=lambda f: f.name)
+def fmt(request: pytest.FixtureRequest) -> FormatSpec:
+    return request.param
+
+
+def magnitudes(fmt: FormatSpec) -> list[Fraction]:
+    """Every finite magnitude plus the overflow candidate, from the fields."""
+    return [fmt.magnitude_value(i) for i in range(fmt.max_code + 2)]
+
+
+def midpoint_probes(fmt: FormatSpec, dtype: type) -> np.ndarray:
+    """Every midpoint and one step either side, both signs, in ``dtype``."""
+    mags = magnitudes(fmt)
+    mids = np.array([float((a + b) / 2) for a, b in zip(mags, mags[1:])], dtype)
+    up = np.nextafter(mids, dtype(np.inf))
+    down = np.nextafter(mids, dtype(0))
+    values = np.concatenate([mids, up, down])
+    return np.concatenate([values, -values]).astype(dtype)
+
+
+def special_probes(fmt: FormatSpec) -> np.ndarray:
+    """Max, max + half ulp, ±0, the smallest subnormal and half of it, inf, NaN."""
+    top = float(fmt.max)
+    half_ulp = float(fmt.max - fmt.magnitude_value(fmt.max_code - 1)) / 2
+    tiny = float(fmt.smallest_subnormal)
+    values = [top, top + half_ulp, top + 2 * half_ulp, 464.0, 2.0**-10, tiny, tiny / 2,
+              tiny / 4, 0.0, np.inf, np.nan, 1e30, 1e-30]
+    arr = np.array(values, np.float64)
+    return np.concatenate([arr, -arr])

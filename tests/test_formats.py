@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from fp8lab.formats import FORMATS, FormatSpec, NanEncoding, get_format, ml_dtypes_type
+
+FRACTION_PROPS = ("max", "min", "eps", "epsneg", "smallest_normal", "tiny", "smallest_subnormal")
+INT_PROPS = ("bits", "nexp", "nmant", "iexp", "minexp", "maxexp", "machep", "negep")
+
+
+def test_every_derived_property_matches_ml_dtypes_finfo(fmt: FormatSpec) -> None:
+    finfo = ml_dtypes.finfo(ml_dtypes_type(fmt))
+    checked = 0
+    for name in FRACTION_PROPS:
+        assert float(getattr(fmt, name)) == float(getattr(finfo, name)), name
+        checked += 1
+    for name in INT_PROPS:
+        assert getattr(fmt, name) == int(getattr(finfo, name)), name
+        checked += 1
+    assert checked == len(FRACTION_PROPS) + len(INT_PROPS)
+
+
+def test_catalogue_names_and_layout_facts() -> None:
+    assert list(FORMATS) == ["e4m3fn", "e5m2", "e4m3fnuz", "e5m2fnuz"]
+    e4m3 = FORMATS["e4m3fn"]
+    # OFP8: 127 distinct finite magnitudes (zero, 7 subnormals, 119 normals).
+    assert e4m3.finite_magnitude_count == 127
+    assert e4m3.max_code == 0x7E and e4m3.canonical_nan_code == 0x7F
+    assert e4m3.nan_codes == {0x7F, 0xFF}
+    assert FORMATS["e5m2"].inf_code == 0x7C
+    assert FORMATS["e5m2"].nan_codes == {0x7D, 0x7E, 0x7F, 0xFD, 0xFE, 0xFF}
+    assert FORMATS["e4m3fnuz"].nan_codes == {0x80}
+    assert float(FORMATS["e4m3fnuz"].max) == 240.0
+
+
+def test_special_codes_agree_with_ml_dtypes(fmt: FormatSpec) -> None:
+    codes = np.arange(256, dtype=np.uint8).view(ml_dtypes_type(fmt)).astype(np.float64)
+    assert {c for c in range(256) if np.isnan(codes[c])} == set(fmt.nan_codes)
+    inf_codes = {c for c in range(256) if np.isinf(codes[c])}
+    assert inf_codes == (set() if fmt.inf_code is None else {fmt.inf_code, fmt.inf_code | 0x80})
+
+
+def test_inconsistent_fields_are_refused() -> None:
+    with pytest.raises(ValueError, match="IEEE"):
+        FormatSpec("bad", 4, 3, 7, NanEncoding.ALL_ONES, has_inf=True, has_negative_zero=True)
+    with pytest.raises(ValueError, match="-0"):
+        FormatSpec("bad", 4, 3, 8, NanEncoding.NEGATIVE_ZERO, has_inf=False,
+                   has_negative_zero=True)
+    with pytest.raises(ValueError, match="<= 8"):
+        FormatSpec("bad", 5, 3, 7, NanEncoding.IEEE, has_inf=True, has_negative_zero=True)
+
+
+def test_get_format_errors_name_the_known_ones() -> None:
+    assert get_format(FORMATS["e5m2"]) is FORMATS["e5m2"]
+    with pytest.raises(ValueError, match="e4m3fn"):
+        get_format("e3m4")
+
+
+def test_exact_value_refuses_special_codes() -> None:
+    with pytest.raises(ValueError, match="not finite"):
+        FORMATS["e5m2"].exact_value(0x7C)
+    with pytest.raises(ValueError, match="not finite"):
+        FORMATS["e4m3fn"].exact_value(0xFF)
