@@ -1,0 +1,114 @@
+"""Public encode / decode (fp8lab.encode, fp8lab.decode)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from fp8lab.codecs.inputs import as_code_array, as_encodable_array
+from fp8lab.codecs.policy import NanPolicy, nan_policy, special_codes
+from fp8lab.codecs.rne_array import encode_float64
+from fp8lab.codecs.rne_scalar import encode_scalars
+from fp8lab.codecs.table import (
+    ENGINES,
+    encode_bfloat16_bits,
+    encode_float32_bits,
+    float32_table,
+)
+from fp8lab.formats import FormatSpec, get_format, ml_dtypes_type
+
+__all__ = ["METHODS", "as_ml_dtypes", "decode", "decode_table", "encode"]
+
+METHODS = ("fast", "array", "scalar")
+
+
+def encode(
+    x: Any,
+    fmt: str | FormatSpec = "e4m3fn",
+    *,
+    saturate: bool = True,
+    nan: str | NanPolicy = "canonical",
+    method: str = "fast",
+    engine: str = ENGINES[0],
+) -> npt.NDArray[np.uint8]:
+    """Encode floats to fp8 codes with round-to-nearest-even (OFP8 §4.2).
+
+    Args:
+        x: float32, float64, bfloat16 or float16 array; float64 is rounded once.
+        fmt: format name or spec.
+        saturate: True is SATFINITE (overflow and ±inf to ±max); False sends
+            overflow to inf or NaN, as the format defines.
+        nan: ``"canonical"`` (every NaN code positive) or ``"keep-sign"``.
+        method: ``"fast"`` (float32 table), ``"array"`` (float64 bit-field
+            twin) or ``"scalar"`` (exact Fraction twin); all agree bit for bit.
+        engine: table engine for ``method="fast"``: ``"numba"`` or ``"numpy"``.
+
+    Returns:
+        uint8 codes with the shape of ``x``; view them with :func:`as_ml_dtypes`.
+
+    Raises:
+        TypeError: for a dtype that is not a float type listed above.
+        ValueError: for an unknown format, NaN policy, method or engine.
+    """
+    spec = get_format(fmt)
+    policy = nan_policy(nan)
+    codes = special_codes(spec, saturate=saturate, nan=policy)
+    arr = as_encodable_array(x)
+    if method == "scalar":
+        return encode_scalars(arr, spec, codes)
+    if method == "array":
+        with np.errstate(invalid="ignore"):  # signalling NaN patterns stay NaN
+            return encode_float64(arr.astype(np.float64), spec, codes)
+    if method != "fast":
+        raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
+    table = float32_table(spec, saturate, policy)
+    if arr.dtype == np.float32 or arr.dtype == np.float16:
+        wide = arr.astype(np.float32, copy=False)
+        return encode_float32_bits(wide.view(np.uint32), table, engine)
+    if arr.dtype == np.float64:
+        return encode_float64(arr, spec, codes)
+    return encode_bfloat16_bits(arr.view(np.uint16), table)
+
+
+@lru_cache(maxsize=None)
+def decode_table(fmt: FormatSpec) -> npt.NDArray[np.float64]:
+    """The exact float64 value of all 256 codes, from the field layout; read-only."""
+    values = np.empty(256, np.float64)
+    for code in range(256):
+        magnitude = code & (fmt.sign_bit - 1)
+        if fmt.is_nan_code(code):  # the NaN keeps the code's sign bit, as ml_dtypes does
+            values[code] = -np.nan if code & fmt.sign_bit else np.nan
+        elif fmt.inf_code is not None and magnitude == fmt.inf_code:
+            values[code] = -np.inf if code & fmt.sign_bit else np.inf
+        else:
+            values[code] = float(fmt.exact_value(code))
+            if code == fmt.sign_bit:
+                values[code] = -0.0
+    values.setflags(write=False)
+    return values
+
+
+def decode(
+    codes: Any, fmt: str | FormatSpec = "e4m3fn", dtype: npt.DTypeLike = np.float32
+) -> np.ndarray:
+    """Decode fp8 codes to exact float32 or float64 values (OFP8 §5.2).
+
+    Raises:
+        TypeError: for codes that are not uint8 (or the format's ml_dtypes
+            float8 array), or a ``dtype`` other than float32 / float64.
+    """
+    spec = get_format(fmt)
+    out_dtype = np.dtype(dtype)
+    if out_dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise TypeError(f"decode dtype must be float32 or float64, got {out_dtype}")
+    arr = as_code_array(codes, spec)
+    return decode_table(spec)[arr].astype(out_dtype)
+
+
+def as_ml_dtypes(codes: Any, fmt: str | FormatSpec = "e4m3fn") -> np.ndarray:
+    """View uint8 codes as the matching ``ml_dtypes`` float8 array (no copy)."""
+    spec = get_format(fmt)
+    return as_code_array(codes, spec).view(ml_dtypes_type(spec))

@@ -1,0 +1,187 @@
+"""The scan reference: nearest finite magnitude by enumeration, ties to even.
+
+Independent by construction: it imports only :mod:`fp8lab.formats`, numpy and
+the standard library. It enumerates every finite magnitude of the format,
+decodes each exactly from its field layout (``FormatSpec.magnitude_value``),
+and picks the nearest; on an exact tie it prefers the even significand
+(OFP8 §4.2: roundTiesToEven). The magnitude one past the largest finite one is
+a candidate too, so the top tie (464 in e4m3fn, 248 in e4m3fnuz) is decided by
+the same rule, and choosing it means overflow.
+
+Three evaluations share one table of decisions:
+
+* :func:`scan_scalar` is the literal scan, in Fractions, one value at a time.
+* :func:`scan_encode` evaluates arrays through the midpoints (binary search).
+* :func:`scan_pattern_range` evaluates a contiguous range of float32 bit
+  patterns: float32 patterns of one sign are ordered like their values, so the
+  reference is a step function of the pattern whose steps sit at the float32
+  patterns of the midpoints (each exactly representable), and a range expands
+  from run lengths.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+
+from fp8lab.formats import FormatSpec
+
+__all__ = ["ScanPolicy", "scan_encode", "scan_pattern_range", "scan_scalar"]
+
+
+@dataclass(frozen=True)
+class ScanPolicy:
+    """The reference's own statement of what it emits off the rounding path.
+
+    Args:
+        saturate: overflow and ±inf go to ±max (SATFINITE); else to inf if
+            the format has it, otherwise NaN.
+        keep_nan_sign: NaN codes carry the input's sign where one exists.
+    """
+
+    saturate: bool
+    keep_nan_sign: bool
+
+
+def _nan_code(fmt: FormatSpec, negative: bool, policy: ScanPolicy) -> int:
+    positive = fmt.canonical_nan_code
+    signed = positive | fmt.sign_bit
+    if negative and policy.keep_nan_sign and fmt.is_nan_code(signed):
+        return signed
+    return positive
+
+
+def _beyond_max_code(fmt: FormatSpec, negative: bool, policy: ScanPolicy) -> int:
+    sign = fmt.sign_bit if negative else 0
+    if policy.saturate:
+        return fmt.max_code | sign
+    if fmt.inf_code is not None:
+        return fmt.inf_code | sign
+    return _nan_code(fmt, negative, policy)
+
+
+def _signed(fmt: FormatSpec, index: int, negative: bool, policy: ScanPolicy) -> int:
+    """The code of magnitude ``index`` (``max_code + 1`` means overflow)."""
+    if index > fmt.max_code:
+        return _beyond_max_code(fmt, negative, policy)
+    if negative and (index > 0 or fmt.has_negative_zero):
+        return index | fmt.sign_bit
+    return index
+
+
+@lru_cache(maxsize=None)
+def _magnitudes(fmt: FormatSpec) -> tuple[Fraction, ...]:
+    """Every finite magnitude in code order, plus the overflow candidate."""
+    return tuple(fmt.magnitude_value(i) for i in range(fmt.max_code + 2))
+
+
+def scan_scalar(x: float, fmt: FormatSpec, policy: ScanPolicy) -> int:
+    """The literal scan for one value: exact distances to every magnitude."""
+    negative = math.copysign(1.0, x) < 0
+    if math.isnan(x):
+        return _nan_code(fmt, negative, policy)
+    if math.isinf(x):
+        return _beyond_max_code(fmt, negative, policy)
+    target = abs(Fraction(x))
+    best, best_distance = 0, None
+    for index, magnitude in enumerate(_magnitudes(fmt)):
+        distance = abs(magnitude - target)
+        closer = best_distance is None or distance < best_distance
+        even_tie = distance == best_distance and index % 2 == 0
+        if closer or even_tie:
+            best, best_distance = index, distance
+    return _signed(fmt, best, negative, policy)
+
+
+@lru_cache(maxsize=None)
+def _midpoints(fmt: FormatSpec) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+    """Midpoints between neighbouring magnitudes, and whether each tie goes up."""
+    mags = _magnitudes(fmt)
+    mids = [(lo + hi) / 2 for lo, hi in zip(mags, mags[1:])]
+    as_float = np.array([float(m) for m in mids], np.float64)
+    if any(Fraction(f) != m for f, m in zip(as_float, mids)):
+        raise AssertionError(f"{fmt.name}: a midpoint is not exact in float64")
+    tie_up = np.array([(i + 1) % 2 == 0 for i in range(len(mids))], np.bool_)
+    return as_float, tie_up
+
+
+def _signed_codes(fmt: FormatSpec, policy: ScanPolicy) -> npt.NDArray[np.uint8]:
+    """Row 0: code of each magnitude index when positive; row 1: when negative."""
+    count = fmt.max_code + 2
+    return np.array(
+        [[_signed(fmt, i, neg, policy) for i in range(count)] for neg in (False, True)],
+        np.uint8,
+    )
+
+
+def scan_encode(x: np.ndarray, fmt: FormatSpec, policy: ScanPolicy) -> npt.NDArray[np.uint8]:
+    """Evaluate the scan on a float32/float64/bfloat16 array through its midpoints.
+
+    Raises:
+        TypeError: for a non-float array.
+    """
+    if x.dtype.kind != "f" and x.dtype.name != "bfloat16":
+        raise TypeError(f"scan_encode needs floats, got {x.dtype}")
+    with np.errstate(invalid="ignore"):
+        wide = np.asarray(x, np.float64).reshape(-1)
+    mids, tie_up = _midpoints(fmt)
+    magnitude = np.abs(wide)
+    index = np.searchsorted(mids, magnitude, side="left")
+    at_tie = np.zeros(wide.shape, np.bool_)
+    inside = index < mids.size
+    at_tie[inside] = mids[index[inside]] == magnitude[inside]
+    index[at_tie] += tie_up[index[at_tie]]
+    negative = np.signbit(wide)
+    out = _signed_codes(fmt, policy)[negative.astype(np.intp), np.minimum(index, fmt.max_code + 1)]
+    is_inf = np.isinf(wide)
+    out[is_inf & ~negative] = _beyond_max_code(fmt, False, policy)
+    out[is_inf & negative] = _beyond_max_code(fmt, True, policy)
+    is_nan = np.isnan(wide)
+    out[is_nan & ~negative] = _nan_code(fmt, False, policy)
+    out[is_nan & negative] = _nan_code(fmt, True, policy)
+    return out.reshape(x.shape)
+
+
+@lru_cache(maxsize=None)
+def _pattern_runs(
+    fmt: FormatSpec, policy: ScanPolicy
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]:
+    """First float32 pattern of each run, and its code, over all 2**32 patterns."""
+    mids, tie_up = _midpoints(fmt)
+    mid_patterns = mids.astype(np.float32).view(np.uint32).astype(np.int64)
+    # The run of magnitude index i+1 starts at its midpoint if the tie goes up, else one after.
+    starts = [0] + list(mid_patterns + np.where(tie_up, 0, 1))
+    indices = list(range(fmt.max_code + 2))
+    inf_pattern, nan_pattern = 0x7F80_0000, 0x7F80_0001
+    firsts: list[int] = []
+    codes: list[int] = []
+    for negative, base in ((False, 0), (True, 0x8000_0000)):
+        for start, index in zip(starts, indices):
+            if start < inf_pattern:
+                firsts.append(base + int(start))
+                codes.append(_signed(fmt, index, negative, policy))
+        firsts += [base + inf_pattern, base + nan_pattern]
+        codes += [_beyond_max_code(fmt, negative, policy), _nan_code(fmt, negative, policy)]
+    return np.array(firsts, np.int64), np.array(codes, np.uint8)
+
+
+def scan_pattern_range(
+    start: int, stop: int, fmt: FormatSpec, policy: ScanPolicy
+) -> npt.NDArray[np.uint8]:
+    """The reference code of every float32 bit pattern in ``[start, stop)``.
+
+    Raises:
+        ValueError: unless ``0 <= start <= stop <= 2**32``.
+    """
+    if not 0 <= start <= stop <= 1 << 32:
+        raise ValueError(f"pattern range [{start}, {stop}) is not inside [0, 2**32)")
+    firsts, codes = _pattern_runs(fmt, policy)
+    first_run = int(np.searchsorted(firsts, start, side="right")) - 1
+    last_run = int(np.searchsorted(firsts, stop, side="left"))
+    bounds = np.clip(np.append(firsts[first_run:last_run], stop), start, stop)
+    return np.repeat(codes[first_run:last_run], np.diff(bounds))
