@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 
 import numpy as np
@@ -25,7 +26,7 @@ def magnitudes(fmt: FormatSpec) -> list[Fraction]:
 def midpoint_probes(fmt: FormatSpec, dtype: type) -> np.ndarray:
     """Every midpoint and one step either side, both signs, in ``dtype``."""
     mags = magnitudes(fmt)
-    mids = np.array([float((a + b) / 2) for a, b in zip(mags, mags[1:])], dtype)
+    mids = np.array([float((a + b) / 2) for a, b in itertools.pairwise(mags)], dtype)
     up = np.nextafter(mids, dtype(np.inf))
     down = np.nextafter(mids, dtype(0))
     values = np.concatenate([mids, up, down])
@@ -37,7 +38,20 @@ def special_probes(fmt: FormatSpec) -> np.ndarray:
     top = float(fmt.max)
     half_ulp = float(fmt.max - fmt.magnitude_value(fmt.max_code - 1)) / 2
     tiny = float(fmt.smallest_subnormal)
-    values = [top, top + half_ulp, top + 2 * half_ulp, 464.0, 2.0**-10, tiny, tiny / 2,
-              tiny / 4, 0.0, np.inf, np.nan, 1e30, 1e-30]
+    values = [
+        top,
+        top + half_ulp,
+        top + 2 * half_ulp,
+        464.0,
+        2.0**-10,
+        tiny,
+        tiny / 2,
+        tiny / 4,
+        0.0,
+        np.inf,
+        np.nan,
+        1e30,
+        1e-30,
+    ]
     arr = np.array(values, np.float64)
     return np.concatenate([arr, -arr])

@@ -46,8 +46,7 @@ def test_inconsistent_fields_are_refused() -> None:
     with pytest.raises(ValueError, match="IEEE"):
         FormatSpec("bad", 4, 3, 7, NanEncoding.ALL_ONES, has_inf=True, has_negative_zero=True)
     with pytest.raises(ValueError, match="-0"):
-        FormatSpec("bad", 4, 3, 8, NanEncoding.NEGATIVE_ZERO, has_inf=False,
-                   has_negative_zero=True)
+        FormatSpec("bad", 4, 3, 8, NanEncoding.NEGATIVE_ZERO, has_inf=False, has_negative_zero=True)
     with pytest.raises(ValueError, match="<= 8"):
         FormatSpec("bad", 5, 3, 7, NanEncoding.IEEE, has_inf=True, has_negative_zero=True)
 

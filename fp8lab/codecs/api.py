@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -73,7 +73,7 @@ def encode(
     return encode_bfloat16_bits(arr.view(np.uint16), table)
 
 
-@lru_cache(maxsize=None)
+@cache
 def decode_table(fmt: FormatSpec) -> npt.NDArray[np.float64]:
     """The exact float64 value of all 256 codes, from the field layout; read-only."""
     values = np.empty(256, np.float64)

@@ -36,7 +36,8 @@ def _magnitude_index(bits: npt.NDArray[np.int64], fmt: FormatSpec) -> npt.NDArra
     remainder = significand & ((np.int64(1) << shift) - 1)
     half = np.int64(1) << (shift - 1)
     n += (remainder > half) | ((remainder == half) & (n & 1 == 1))
-    return (quantum_exp - (fmt.minexp - mant_bits)) * (1 << mant_bits) + n
+    index: npt.NDArray[np.int64] = (quantum_exp - (fmt.minexp - mant_bits)) * (1 << mant_bits) + n
+    return index
 
 
 def encode_float64(x: npt.NDArray[np.float64], fmt: FormatSpec, codes: SpecialCodes) -> np.ndarray:

@@ -14,7 +14,8 @@ numpy (its twin, used when numba is absent or ``engine="numpy"``).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
+from types import ModuleType
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +26,7 @@ from fp8lab.formats import FormatSpec
 
 __all__ = ["ENGINES", "encode_bfloat16_bits", "encode_float32_bits", "float32_table"]
 
+numba: ModuleType | None
 try:
     import numba
 except ImportError:  # pragma: no cover - numba is a pinned dependency
@@ -34,7 +36,7 @@ ENGINES = ("numba", "numpy") if numba is not None else ("numpy",)
 _NUMPY_BLOCK = 1 << 16
 
 
-@lru_cache(maxsize=None)
+@cache
 def float32_table(fmt: FormatSpec, saturate: bool, nan: NanPolicy) -> npt.NDArray[np.uint8]:
     """The code for every key ``(bits >> 16) << 1 | (bits & 0xFFFF != 0)``; read-only."""
     keys = np.arange(1 << 17, dtype=np.uint32)
@@ -61,8 +63,10 @@ def _lookup_numpy(bits: np.ndarray, table: np.ndarray, out: np.ndarray) -> None:
 
 if numba is not None:
 
-    @numba.njit(cache=True, nogil=True, boundscheck=False)
-    def _lookup_numba(bits: np.ndarray, table: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    @numba.njit(cache=True, nogil=True, boundscheck=False)  # type: ignore[untyped-decorator]
+    def _lookup_numba(
+        bits: np.ndarray, table: np.ndarray, out: np.ndarray
+    ) -> None:  # pragma: no cover - compiled
         for i in range(bits.size):
             b = bits[i]
             out[i] = table[((b >> 16) << 1) | (1 if (b & 0xFFFF) != 0 else 0)]

@@ -19,4 +19,5 @@ def ml_dtypes_type(fmt: FormatSpec) -> np.dtype:
     scalar_type = getattr(ml_dtypes, f"float8_{fmt.name}", None)
     if scalar_type is None:
         raise ValueError(f"ml_dtypes has no float8_{fmt.name}")
-    return np.dtype(scalar_type)
+    dtype: np.dtype = np.dtype(scalar_type)
+    return dtype

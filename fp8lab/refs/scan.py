@@ -21,10 +21,11 @@ Three evaluations share one table of decisions:
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import numpy.typing as npt
@@ -74,7 +75,7 @@ def _signed(fmt: FormatSpec, index: int, negative: bool, policy: ScanPolicy) -> 
     return index
 
 
-@lru_cache(maxsize=None)
+@cache
 def _magnitudes(fmt: FormatSpec) -> tuple[Fraction, ...]:
     """Every finite magnitude in code order, plus the overflow candidate."""
     return tuple(fmt.magnitude_value(i) for i in range(fmt.max_code + 2))
@@ -98,13 +99,13 @@ def scan_scalar(x: float, fmt: FormatSpec, policy: ScanPolicy) -> int:
     return _signed(fmt, best, negative, policy)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _midpoints(fmt: FormatSpec) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
     """Midpoints between neighbouring magnitudes, and whether each tie goes up."""
     mags = _magnitudes(fmt)
-    mids = [(lo + hi) / 2 for lo, hi in zip(mags, mags[1:])]
+    mids = [(lo + hi) / 2 for lo, hi in itertools.pairwise(mags)]
     as_float = np.array([float(m) for m in mids], np.float64)
-    if any(Fraction(f) != m for f, m in zip(as_float, mids)):
+    if any(Fraction(f) != m for f, m in zip(as_float, mids, strict=False)):
         raise AssertionError(f"{fmt.name}: a midpoint is not exact in float64")
     tie_up = np.array([(i + 1) % 2 == 0 for i in range(len(mids))], np.bool_)
     return as_float, tie_up
@@ -147,7 +148,7 @@ def scan_encode(x: np.ndarray, fmt: FormatSpec, policy: ScanPolicy) -> npt.NDArr
     return out.reshape(x.shape)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _pattern_runs(
     fmt: FormatSpec, policy: ScanPolicy
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]:
@@ -155,13 +156,13 @@ def _pattern_runs(
     mids, tie_up = _midpoints(fmt)
     mid_patterns = mids.astype(np.float32).view(np.uint32).astype(np.int64)
     # The run of magnitude index i+1 starts at its midpoint if the tie goes up, else one after.
-    starts = [0] + list(mid_patterns + np.where(tie_up, 0, 1))
+    starts = [0, *list(mid_patterns + np.where(tie_up, 0, 1))]
     indices = list(range(fmt.max_code + 2))
     inf_pattern, nan_pattern = 0x7F80_0000, 0x7F80_0001
     firsts: list[int] = []
     codes: list[int] = []
     for negative, base in ((False, 0), (True, 0x8000_0000)):
-        for start, index in zip(starts, indices):
+        for start, index in zip(starts, indices, strict=False):
             if start < inf_pattern:
                 firsts.append(base + int(start))
                 codes.append(_signed(fmt, index, negative, policy))

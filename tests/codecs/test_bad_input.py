@@ -9,9 +9,17 @@ from fp8lab.codecs import nan_policy, special_codes
 from fp8lab.formats import FORMATS
 
 
-@pytest.mark.parametrize("bad", [np.array([1, 2]), np.array([True]), np.array([1 + 2j]),
-                                 np.array(["a"]), np.array([1.0], dtype=object),
-                                 np.array([1.0], ml_dtypes.float8_e4m3fn)])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        np.array([1, 2]),
+        np.array([True]),
+        np.array([1 + 2j]),
+        np.array(["a"]),
+        np.array([1.0], dtype=object),
+        np.array([1.0], ml_dtypes.float8_e4m3fn),
+    ],
+)
 def test_wrong_dtype_is_a_type_error(bad: np.ndarray) -> None:
     with pytest.raises(TypeError, match="cannot encode dtype"):
         encode(bad)

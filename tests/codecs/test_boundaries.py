@@ -34,9 +34,19 @@ def test_midpoints_and_neighbours_match_scan(
 @pytest.mark.parametrize("method", METHODS)
 def test_e4m3fn_named_boundaries(method: str) -> None:
     cases = [
-        (448.0, 0x7E), (464.0, 0x7E), (-464.0, 0xFE), (448.5, 0x7E), (2.0**-10, 0x00),
-        (-(2.0**-10), 0x80), (2.0**-10 * 1.0000001, 0x01), (3 * 2.0**-10, 0x02),
-        (0.0, 0x00), (-0.0, 0x80), (2.0**-9, 0x01), (1.0625, 0x38), (1.1875, 0x3A),
+        (448.0, 0x7E),
+        (464.0, 0x7E),
+        (-464.0, 0xFE),
+        (448.5, 0x7E),
+        (2.0**-10, 0x00),
+        (-(2.0**-10), 0x80),
+        (2.0**-10 * 1.0000001, 0x01),
+        (3 * 2.0**-10, 0x02),
+        (0.0, 0x00),
+        (-0.0, 0x80),
+        (2.0**-9, 0x01),
+        (1.0625, 0x38),
+        (1.1875, 0x3A),
     ]
     x = np.array([v for v, _ in cases], np.float64)
     assert encode(x, E4M3, method=method).tolist() == [c for _, c in cases]
@@ -49,11 +59,11 @@ def test_overflow_policies(method: str) -> None:
     assert sat.tolist() == [0x7E, 0x7E, 0x7E, 0x7E, 0xFE, 0x7F, 0xFF]
     nosat = encode(x, E4M3, saturate=False, nan="canonical", method=method)
     assert nosat.tolist() == [0x7F] * 7
-    e5m2 = encode(np.array([61440.0, -61440.0, 61439.0, np.inf]), "e5m2", saturate=False,
-                  method=method)
+    e5m2 = encode(
+        np.array([61440.0, -61440.0, 61439.0, np.inf]), "e5m2", saturate=False, method=method
+    )
     assert e5m2.tolist() == [0x7C, 0xFC, 0x7B, 0x7C]
-    fnuz = encode(np.array([248.0, 247.9, -0.0, -1e-30]), "e4m3fnuz", saturate=False,
-                  method=method)
+    fnuz = encode(np.array([248.0, 247.9, -0.0, -1e-30]), "e4m3fnuz", saturate=False, method=method)
     assert fnuz.tolist() == [0x80, 0x7F, 0x00, 0x00]
 
 

@@ -16,8 +16,7 @@ def test_decode_is_exact_and_matches_ml_dtypes(fmt: FormatSpec) -> None:
     for c in range(256):
         if not np.isnan(ours[c]) and not np.isinf(ours[c]):
             assert ours[c] == float(fmt.exact_value(c))
-    assert np.array_equal(decode(codes, fmt, np.float32), ours.astype(np.float32),
-                          equal_nan=True)
+    assert np.array_equal(decode(codes, fmt, np.float32), ours.astype(np.float32), equal_nan=True)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -29,8 +28,7 @@ def test_every_code_round_trips(fmt: FormatSpec, method: str, dtype: type) -> No
     for saturate in (True, False):
         again = encode(values[finite], fmt, saturate=saturate, nan="keep-sign", method=method)
         assert np.array_equal(again, codes[finite])
-    nan_codes = encode(values[np.isnan(values)], fmt, saturate=True, nan="keep-sign",
-                       method=method)
+    nan_codes = encode(values[np.isnan(values)], fmt, saturate=True, nan="keep-sign", method=method)
     assert set(nan_codes.tolist()) <= set(fmt.nan_codes)
 
 
