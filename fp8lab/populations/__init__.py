@@ -1,0 +1,6 @@
+"""Populations of input words, labelled by class."""
+
+from fp8lab.populations.g1 import G1_SEED, g1_population, g1_structured_values
+from fp8lab.populations.words import Population, WordClass
+
+__all__ = ["G1_SEED", "Population", "WordClass", "g1_population", "g1_structured_values"]
