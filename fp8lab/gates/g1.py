@@ -1,0 +1,145 @@
+"""Gate G1: a static-quant kernel against the scan reference, bitwise, zero tolerance.
+
+Cases are scales x input dtypes (the seed's seven scales, float32 and
+bfloat16 input). In each case one assertion per word class checks that every
+word of that class gives the reference byte. NaN-code disagreements are
+counted apart and do not fail the gate (the population has no NaN input).
+Vacuity guards: a case that examines no words fails, and so does one where
+half or more of the reference bytes are zero in magnitude (fp8-facts §3).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import ml_dtypes
+import numpy as np
+
+from fp8lab.compare import compare_codes
+from fp8lab.formats import FORMATS
+from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender
+from fp8lab.kernels.protocol import QuantKernel
+from fp8lab.populations import G1_SEED, Population, g1_population
+from fp8lab.refs import reference_quant_static
+
+__all__ = ["G1_INPUT_DTYPES", "G1_SCALES", "run_g1"]
+
+G1_SCALES = (1.0, 0.5, 0.035, 0.0092, 7.25, 0.13, 0.77)
+G1_INPUT_DTYPES = ("float32", "bfloat16")
+_E4M3FN = FORMATS["e4m3fn"]
+_DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
+
+
+def _hex(words: np.ndarray, i: int) -> str:
+    return "0x" + words[i : i + 1].tobytes()[::-1].hex()
+
+
+def _bad_output(got: object, shape: tuple[int, ...]) -> str:
+    if not isinstance(got, np.ndarray):
+        return f"kernel returned {type(got).__name__}, not a numpy array"
+    if got.dtype != np.uint8 or got.shape != shape:
+        return f"kernel returned {got.dtype}{got.shape}, want uint8{shape}"
+    return ""
+
+
+def _run_case(
+    kernel: QuantKernel,
+    population: Population,
+    scale: float,
+    dtype_name: str,
+    offenders: list[Offender],
+    by_class: Counter[str],
+    max_offenders: int,
+) -> CaseResult:
+    name = f"s={scale!r}/{dtype_name}"
+    x = population.words.astype(_DTYPES[dtype_name])
+    labels = [c.value for c in population.classes]
+    classes = sorted(set(labels))
+    want = reference_quant_static(x, scale)
+    nonzero = float(np.mean((want & 0x7F) != 0)) if want.size else 0.0
+    try:
+        got = kernel.quantize(x, scale)
+        error = _bad_output(got, x.shape)
+    except Exception as exc:  # noqa: BLE001 - any kernel failure is a verdict
+        got, error = None, f"{type(exc).__name__}: {exc}"
+    if error or got is None:
+        return CaseResult(name, x.size, len(classes), len(classes), 0, 0, nonzero, error)
+    result = compare_codes(got, want, _E4M3FN)
+    failed = 0
+    for cls in classes:
+        in_class = np.array([lbl == cls for lbl in labels], np.bool_)
+        count = int((result.mismatch & in_class).sum())
+        by_class[cls] += count
+        failed += count > 0
+    for i in np.flatnonzero(result.mismatch)[: max(0, max_offenders - len(offenders))]:
+        offenders.append(
+            Offender(name, labels[i], int(i), _hex(x, int(i)), f"{got[i]:#04x}", f"{want[i]:#04x}")
+        )
+    return CaseResult(
+        name, x.size, len(classes), failed, result.mismatches, result.nan_code_mismatches, nonzero
+    )
+
+
+def _verdict(cases: Sequence[CaseResult]) -> tuple[GateStatus, str]:
+    words = sum(c.words for c in cases)
+    if not cases or words == 0:
+        return GateStatus.FAIL, "examined nothing"
+    errors = [f"{c.name}: {c.error}" for c in cases if c.error]
+    if errors:
+        return GateStatus.FAIL, "; ".join(errors[:3])
+    vacuous = [c.name for c in cases if c.nonzero_fraction <= 0.5]
+    if vacuous:
+        return GateStatus.FAIL, f"vacuous: reference mostly zero in {', '.join(vacuous)}"
+    bad = [c.name for c in cases if c.mismatches]
+    if bad:
+        return GateStatus.FAIL, f"byte mismatches in {len(bad)} of {len(cases)} cases"
+    return GateStatus.PASS, ""
+
+
+def run_g1(
+    kernel: QuantKernel,
+    *,
+    scales: Sequence[float] = G1_SCALES,
+    input_dtypes: Sequence[str] = G1_INPUT_DTYPES,
+    seed: int = G1_SEED,
+    max_offenders: int = 8,
+) -> GateResult:
+    """Run G1 on ``kernel``.
+
+    Args:
+        kernel: any :class:`QuantKernel`.
+        scales: static scales, one case each per input dtype.
+        input_dtypes: ``"float32"`` and/or ``"bfloat16"``.
+        seed: seed of the population's uniform words.
+        max_offenders: how many offending words to keep.
+
+    Raises:
+        ValueError: for an unknown input dtype name.
+    """
+    unknown = set(input_dtypes) - set(_DTYPES)
+    if unknown:
+        raise ValueError(f"unknown input dtypes {sorted(unknown)}; use {G1_INPUT_DTYPES}")
+    offenders: list[Offender] = []
+    by_class: Counter[str] = Counter()
+    cases = [
+        _run_case(kernel, g1_population(s, seed=seed), s, d, offenders, by_class, max_offenders)
+        for s in scales
+        for d in input_dtypes
+    ]
+    status, reason = _verdict(cases)
+    return GateResult(
+        gate="G1",
+        kernel=kernel.name,
+        status=status,
+        reason=reason,
+        cases=len(cases),
+        assertions=sum(c.assertions for c in cases),
+        assertions_failed=sum(c.assertions_failed for c in cases),
+        words=sum(c.words for c in cases),
+        mismatches=sum(c.mismatches for c in cases),
+        nan_code_mismatches=sum(c.nan_code_mismatches for c in cases),
+        mismatches_by_class=dict(sorted(by_class.items())),
+        first_offenders=tuple(offenders),
+        case_results=tuple(cases),
+    )

@@ -1,0 +1,92 @@
+"""Gate results as records: enum outcomes, counts of what was examined, JSON."""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["EXIT_CODES", "CaseResult", "GateResult", "GateStatus", "Offender", "exit_code"]
+
+
+class GateStatus(enum.Enum):
+    """PASS and FAIL are verdicts; PENDING is owed and could not run here."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    PENDING = "PENDING"
+
+
+EXIT_CODES = {"pass": 0, "fail": 1, "usage": 2, "pending": 3}
+
+
+@dataclass(frozen=True)
+class Offender:
+    """One disagreeing word: where it sat and what each side emitted."""
+
+    case: str
+    word_class: str
+    index: int
+    input_hex: str
+    got: str
+    want: str
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One case of a gate: a scale and input dtype, for G1."""
+
+    name: str
+    words: int
+    assertions: int
+    assertions_failed: int
+    mismatches: int
+    nan_code_mismatches: int
+    nonzero_fraction: float
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """What a gate examined, what it found and its verdict."""
+
+    gate: str
+    kernel: str
+    status: GateStatus
+    reason: str
+    cases: int
+    assertions: int
+    assertions_failed: int
+    words: int
+    mismatches: int
+    nan_code_mismatches: int
+    mismatches_by_class: dict[str, int] = field(default_factory=dict)
+    first_offenders: tuple[Offender, ...] = ()
+    case_results: tuple[CaseResult, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict; the status is its string value."""
+        data = asdict(self)
+        data["status"] = self.status.value
+        return data
+
+    def to_json(self) -> str:
+        """Stable, indented JSON."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+
+def exit_code(results: list[GateResult]) -> int:
+    """0 if every gate passed, 1 on any FAIL, 3 if the only non-pass is PENDING.
+
+    Raises:
+        ValueError: for an empty list (no gate ran, which is not a pass).
+    """
+    if not results:
+        raise ValueError("no gate ran")
+    statuses = {r.status for r in results}
+    if GateStatus.FAIL in statuses:
+        return EXIT_CODES["fail"]
+    if GateStatus.PENDING in statuses:
+        return EXIT_CODES["pending"]
+    return EXIT_CODES["pass"]

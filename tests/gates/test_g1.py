@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import json
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from fp8lab.codecs import encode
+from fp8lab.gates import (
+    G1_SCALES,
+    GateResult,
+    GateStatus,
+    exit_code,
+    run_g1,
+    run_g2,
+)
+from fp8lab.kernels import BUILTIN_KERNELS, FunctionKernel, QuantKernel
+from fp8lab.populations import WordClass, g1_population
+from fp8lab.refs import reference_quant_static
+
+SEED_DETECTOR_COUNTS = {1.0: 0, 0.5: 0, 0.035: 0, 0.0092: 24, 7.25: 0, 0.13: 78, 0.77: 82}
+
+
+@pytest.mark.parametrize("name", sorted(BUILTIN_KERNELS))
+def test_builtin_kernels_pass_and_count_what_they_examined(name: str) -> None:
+    result = run_g1(BUILTIN_KERNELS[name])
+    assert result.status is GateStatus.PASS, result.reason
+    assert result.cases == 14
+    assert result.assertions == 14 * 5
+    assert result.words == 14 * 4319
+    assert result.mismatches == 0 and result.assertions_failed == 0
+    assert all(c.nonzero_fraction > 0.5 for c in result.case_results)
+
+
+@pytest.mark.parametrize(("scale", "exposed"), sorted(SEED_DETECTOR_COUNTS.items()))
+def test_divide_vs_reciprocal_reproduces_the_seed_counts(scale: float, exposed: int) -> None:
+    """Seed PR #842: on the 209 tie + ladder words, f32 input, divide exposes 24/78/82."""
+    words = g1_population(scale).subset(WordClass.TIE, WordClass.LADDER).words
+    assert words.size == 209
+    s = np.float32(scale)
+    divided = reference_quant_static(words / s, 1.0)
+    assert int((divided != reference_quant_static(words, s)).sum()) == exposed
+    bf16 = words.astype(ml_dtypes.bfloat16).astype(np.float32)
+    assert (
+        int((reference_quant_static(bf16 / s, 1.0) != reference_quant_static(bf16, s)).sum()) == 0
+    )
+
+
+def test_record_serialises_with_counts_and_offenders() -> None:
+    divide = FunctionKernel("divide", lambda x, s: encode(x.astype(np.float32) / np.float32(s)))
+    result = run_g1(divide)
+    data = json.loads(result.to_json())
+    assert data["status"] == "FAIL"
+    by_class = data["mismatches_by_class"]
+    assert by_class["tie"] + by_class["ladder"] == 24 + 78 + 82
+    assert by_class["random"] == by_class["saturation"] == by_class["zero"] == 0
+    per_case = {c["name"]: c["mismatches"] for c in data["case_results"] if c["mismatches"]}
+    assert per_case == {"s=0.0092/float32": 24, "s=0.13/float32": 78, "s=0.77/float32": 82}
+    assert data["first_offenders"][0]["case"] == "s=0.0092/float32"
+    assert data["first_offenders"][0]["input_hex"].startswith("0x")
+    assert len(data["case_results"]) == 14
+
+
+def test_empty_scale_list_examines_nothing_and_fails() -> None:
+    result = run_g1(BUILTIN_KERNELS["vllm_cpp"], scales=())
+    assert result.status is GateStatus.FAIL
+    assert result.reason == "examined nothing"
+    assert result.words == 0
+
+
+def test_vacuous_reference_fails() -> None:
+    # At a huge scale every random word quantizes to zero: the guard must fire.
+    result = run_g1(BUILTIN_KERNELS["vllm_cpp"], scales=(2.0**100,))
+    assert result.status is GateStatus.FAIL
+    assert "vacuous" in result.reason
+
+
+def test_unknown_input_dtype_is_refused() -> None:
+    with pytest.raises(ValueError, match="input dtypes"):
+        run_g1(BUILTIN_KERNELS["vllm_cpp"], input_dtypes=("float16",))
+
+
+def test_g2_is_pending_and_exit_codes_distinguish_it() -> None:
+    kernel: QuantKernel = BUILTIN_KERNELS["vllm_cpp"]
+    pending = run_g2(kernel)
+    assert pending.status is GateStatus.PENDING and pending.reason
+    passed = run_g1(kernel, scales=G1_SCALES[:1])
+    assert exit_code([passed]) == 0
+    assert exit_code([passed, pending]) == 3
+    failed = GateResult("G1", "x", GateStatus.FAIL, "r", 1, 1, 1, 1, 1, 0)
+    assert exit_code([passed, pending, failed]) == 1
+    with pytest.raises(ValueError, match="no gate"):
+        exit_code([])
