@@ -1,0 +1,25 @@
+"""Exhaustive proofs over all 2**32 float32 bit patterns."""
+
+from fp8lab.exhaustive.classify import MISMATCH_CLASSES, classify_mismatches
+from fp8lab.exhaustive.encoders import BUILTIN_ENCODERS, Encoder, EncoderError, resolve_encoder
+from fp8lab.exhaustive.runner import (
+    ALL_PATTERNS,
+    ExhaustiveRecord,
+    compare_chunk,
+    default_workers,
+    run_exhaustive,
+)
+
+__all__ = [
+    "ALL_PATTERNS",
+    "BUILTIN_ENCODERS",
+    "MISMATCH_CLASSES",
+    "Encoder",
+    "EncoderError",
+    "ExhaustiveRecord",
+    "classify_mismatches",
+    "compare_chunk",
+    "default_workers",
+    "resolve_encoder",
+    "run_exhaustive",
+]

@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from fp8lab.exhaustive import (
+    ALL_PATTERNS,
+    MISMATCH_CLASSES,
+    EncoderError,
+    classify_mismatches,
+    compare_chunk,
+    run_exhaustive,
+)
+from fp8lab.formats import FORMATS
+
+# Around 1.0, the top of e4m3fn, the subnormals and both NaN/inf regions.
+WINDOWS = [
+    (0x3F7F_0000, 0x3F81_0000),
+    (0x43E0_0000, 0x43F0_0000),
+    (0x3A00_0000, 0x3A40_0000),
+    (0x7F7F_0000, 0x7F81_0000),
+    (0xFF7F_0000, 0xFF81_0000),
+]
+
+
+@pytest.mark.parametrize(("start", "stop"), WINDOWS)
+@pytest.mark.parametrize("other", ["scan", "f32tofp8", "array", "fast-numpy"])
+def test_chunks_of_the_proof_run_in_seconds(start: int, stop: int, other: str) -> None:
+    result = compare_chunk("fast", other, "e4m3fn", True, "canonical", start, stop)
+    assert result.examined == stop - start
+    assert sum(result.by_class.values()) == 0
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_ml_dtypes_agrees_outside_the_nan_class(fmt: str) -> None:
+    record = run_exhaustive(
+        "fast",
+        "ml_dtypes",
+        fmt,
+        saturate=False,
+        nan="canonical",
+        start=0xFF00_0000,
+        stop=ALL_PATTERNS,
+        chunk=1 << 22,
+        workers=1,
+    )
+    assert record.mismatches == 0, record.examples
+    has_negative_nan = bool(FORMATS[fmt].nan_codes - {FORMATS[fmt].canonical_nan_code})
+    assert (record.nan_code_mismatches > 0) == has_negative_nan
+    keep = run_exhaustive(
+        "fast",
+        "ml_dtypes",
+        fmt,
+        saturate=False,
+        nan="keep-sign",
+        start=0xFF00_0000,
+        stop=ALL_PATTERNS,
+        workers=1,
+    )
+    assert keep.mismatches == keep.nan_code_mismatches == 0
+
+
+@pytest.mark.slow
+def test_full_proof_fast_against_scan_over_all_2_32_patterns() -> None:
+    record = run_exhaustive("fast", "scan", "e4m3fn", saturate=True, nan="canonical")
+    assert record.examined == ALL_PATTERNS
+    assert record.status == "PASS"
+    assert record.mismatches == record.nan_code_mismatches == 0
+
+
+def test_a_planted_one_ulp_defect_is_found_and_classified() -> None:
+    record = run_exhaustive(
+        "tests.defects:one_ulp_off_encoder",
+        "scan",
+        "e4m3fn",
+        saturate=True,
+        start=0x3F00_0000,
+        stop=0x4000_0000,
+        workers=1,
+    )
+    assert record.status == "FAIL"
+    assert record.mismatches == 1
+    assert record.mismatches_by_class["other"] == 1
+    assert record.examples["other"][0]["input"] == "0x3f800000"
+
+
+def test_any_executor_can_run_the_chunks() -> None:
+    with ThreadPoolExecutor(2) as pool:
+        record = run_exhaustive(
+            "fast",
+            "scan",
+            "e5m2",
+            saturate=False,
+            start=0x4700_0000,
+            stop=0x4780_0000,
+            chunk=1 << 20,
+            executor=pool,
+        )
+    assert record.status == "PASS" and record.chunks == 8
+
+
+def test_process_workers_give_the_same_record() -> None:
+    record = run_exhaustive(
+        "fast",
+        "scan",
+        "e4m3fn",
+        saturate=True,
+        start=0x3000_0000,
+        stop=0x3080_0000,
+        chunk=1 << 21,
+        workers=2,
+    )
+    assert record.status == "PASS" and record.examined == 1 << 23
+
+
+def test_classification_precedence() -> None:
+    fmt = FORMATS["e4m3fn"]
+    x = np.array([np.nan, np.nan, np.inf, 500.0, 1.0625, 2.0**-8, 3.0], np.float32)
+    a = np.array([0x7F, 0x7F, 0x7E, 0x7E, 0x38, 0x02, 0x44], np.uint8)
+    b = np.array([0xFF, 0x7E, 0x7F, 0x7F, 0x39, 0x03, 0x45], np.uint8)
+    names = [MISMATCH_CLASSES[i] for i in classify_mismatches(x, a, b, fmt)]
+    assert names == ["nan_code", "nan_input", "inf", "overflow", "tie", "subnormal", "other"]
+
+
+def test_bad_requests_fail_before_any_work() -> None:
+    with pytest.raises(EncoderError, match="saturating only"):
+        run_exhaustive("fast", "f32tofp8", "e4m3fn", saturate=False)
+    with pytest.raises(EncoderError, match="saturating only"):
+        run_exhaustive("fast", "f32tofp8", "e5m2", saturate=True)
+    with pytest.raises(EncoderError, match="cannot import"):
+        run_exhaustive("fast", "no_such_module:f", "e4m3fn", saturate=True)
+    with pytest.raises(EncoderError, match="neither"):
+        run_exhaustive("fast", "bogus", "e4m3fn", saturate=True)
+    with pytest.raises(ValueError, match="empty"):
+        run_exhaustive("fast", "scan", "e4m3fn", saturate=True, start=5, stop=5)
+
+
+def test_wrong_output_from_a_user_encoder_is_an_error() -> None:
+    with pytest.raises(TypeError, match="want uint8"):
+        compare_chunk("tests.defects:_f32", "scan", "e4m3fn", True, "canonical", 0, 16)
