@@ -1,0 +1,33 @@
+"""``fp8lab bench``: encoder throughput as ratios from one run."""
+
+from __future__ import annotations
+
+import argparse
+
+from fp8lab.bench import rows_to_dicts, run_bench
+from fp8lab.cli.common import write_json_output
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register the subcommand."""
+    p = sub.add_parser("bench", help="encoder throughput, single-threaded, as ratios")
+    p.add_argument("--n", type=int, default=1 << 24, help="elements (default 2**24)")
+    p.add_argument("--repeats", type=int, default=5, help="timings per encoder; best is kept")
+    p.add_argument("--seed", type=int, default=2024)
+    p.add_argument("--json", help="write the rows here ('-' for stdout)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print one row per encoder."""
+    rows = run_bench(args.n, args.repeats, args.seed)
+    print(f"{'encoder':<40} {'M elem/s':>10} {'x ml_dtypes+clip':>17}")
+    for r in rows:
+        print(f"{r.name:<40} {r.melem_per_s:>10.1f} {r.vs_ml_dtypes_clip:>17.2f}")
+    write_json_output(
+        args.json,
+        {"n": args.n, "repeats": args.repeats, "seed": args.seed, "rows": rows_to_dicts(rows)},
+    )
+    return 0

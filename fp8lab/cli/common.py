@@ -1,0 +1,61 @@
+"""Shared CLI pieces: exit codes, JSON output, kernel loading."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from fp8lab.evidence import write_atomic
+from fp8lab.gates import EXIT_CODES
+from fp8lab.kernels import FunctionKernel, QuantKernel
+
+__all__ = ["CliError", "load_kernel", "write_json_output"]
+
+
+class CliError(Exception):
+    """A usage error: printed plainly, exit status 2."""
+
+    exit_status = EXIT_CODES["usage"]
+
+
+def write_json_output(path: str | None, payload: Any) -> None:
+    """Write ``payload`` to ``path`` atomically ("-" is stdout); never overwrite."""
+    if path is None:
+        return
+    text = json.dumps(payload, indent=2, sort_keys=True) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        write_atomic(Path(path), text.encode())
+    except FileExistsError as exc:
+        raise CliError(str(exc)) from None
+
+
+def load_kernel(spec: str) -> QuantKernel:
+    """Import ``MODULE:FUNC`` and wrap ``FUNC(x, scale) -> uint8 codes`` as a kernel.
+
+    Raises:
+        CliError: if the module cannot be imported or FUNC is missing or not callable.
+    """
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise CliError(f"--kernel wants MODULE:FUNC, got {spec!r}")
+    try:
+        target: Any = importlib.import_module(module_name)
+    except Exception as exc:  # noqa: BLE001 - any import failure is a usage error
+        raise CliError(
+            f"cannot import kernel module {module_name!r}: {type(exc).__name__}: {exc}"
+        ) from None
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            raise CliError(f"module {module_name!r} has no attribute {attr!r}")
+        target = getattr(target, part)
+    if isinstance(target, QuantKernel):
+        return target
+    if not callable(target):
+        raise CliError(f"{spec!r} is not callable")
+    return FunctionKernel(spec, target)

@@ -1,0 +1,85 @@
+"""``fp8lab gates``: run gates on the built-in kernels or on a user's kernel."""
+
+from __future__ import annotations
+
+import argparse
+
+from fp8lab.cli.common import CliError, load_kernel, write_json_output
+from fp8lab.gates import GATES, GateResult, exit_code
+from fp8lab.kernels import BUILTIN_KERNELS, QuantKernel
+
+__all__ = ["add_parser", "format_table", "run"]
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register the subcommand."""
+    p = sub.add_parser(
+        "gates",
+        help="run gates against a kernel",
+        description="Exit status: 0 all passed, 1 any FAIL, 2 usage error, "
+        "3 nothing failed but a gate is PENDING.",
+    )
+    p.add_argument(
+        "--gate", default="G1", help=f"comma-separated gates from {', '.join(GATES)} (default G1)"
+    )
+    p.add_argument(
+        "--kernel",
+        help="MODULE:FUNC with FUNC(x, scale) -> uint8 codes; default: every built-in kernel",
+    )
+    p.add_argument("--json", help="write the results here ('-' for stdout)")
+    p.set_defaults(run=run)
+
+
+def format_table(results: list[GateResult]) -> str:
+    """A plain-text table, one row per gate and kernel."""
+    head = (
+        "gate",
+        "kernel",
+        "status",
+        "cases",
+        "assertions",
+        "failed",
+        "words",
+        "mismatches",
+        "nan-code",
+    )
+    rows = [head] + [
+        (
+            r.gate,
+            r.kernel,
+            r.status.value,
+            str(r.cases),
+            str(r.assertions),
+            str(r.assertions_failed),
+            str(r.words),
+            str(r.mismatches),
+            str(r.nan_code_mismatches),
+        )
+        for r in results
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) for row in rows]
+    for r in results:
+        if r.reason:
+            lines.append(f"{r.gate} {r.kernel}: {r.status.value}: {r.reason}")
+        for o in r.first_offenders[:4]:
+            lines.append(
+                f"  {o.case} {o.word_class} word {o.index} x={o.input_hex} "
+                f"got {o.got} want {o.want}"
+            )
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the selected gates; return the documented exit status."""
+    names = [g.strip() for g in args.gate.split(",") if g.strip()]
+    unknown = [g for g in names if g not in GATES]
+    if unknown or not names:
+        raise CliError(f"unknown or empty --gate {args.gate!r}; choose from {', '.join(GATES)}")
+    kernels: list[QuantKernel] = (
+        [load_kernel(args.kernel)] if args.kernel else list(BUILTIN_KERNELS.values())
+    )
+    results = [GATES[g](k) for g in names for k in kernels]
+    print(format_table(results))
+    write_json_output(args.json, [r.to_dict() for r in results])
+    return exit_code(results)

@@ -1,0 +1,51 @@
+"""``fp8lab prove``: the evidence job (gates + exhaustive proofs) into results/."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from fp8lab.exhaustive import ALL_PATTERNS
+from fp8lab.gates import EXIT_CODES
+from fp8lab.proofs import run_proofs
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register the subcommand."""
+    p = sub.add_parser(
+        "prove",
+        help="run gates and exhaustive proofs; file the evidence",
+        description="Exit status: 0 complete (PENDING gates are listed as owed), "
+        "1 a gate or proof failed (the run is filed under failed/).",
+    )
+    p.add_argument("--results", default="results", help="results root (default: results)")
+    p.add_argument(
+        "--stop",
+        type=lambda t: int(t, 0),
+        default=ALL_PATTERNS,
+        help="examine patterns [0, STOP) only, for a quick run",
+    )
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the plan and print where the evidence went."""
+    try:
+        done = run_proofs(Path(args.results), stop=args.stop, quiet=args.quiet)
+    except RuntimeError as exc:
+        print(f"prove: FAILED: {exc}; filed under {Path(args.results) / 'failed'}")
+        return EXIT_CODES["fail"]
+    for name, status in done.summary["gates"].items():
+        note = " (owed, not run here)" if status == "PENDING" else ""
+        print(f"gate {name}: {status}{note}")
+    for slug, row in done.summary["proofs"].items():
+        print(
+            f"proof {slug}: {row['status']} examined={row['examined']} "
+            f"mismatches={row['mismatches']} nan-code={row['nan_code_mismatches']} "
+            f"{row['wall_seconds']} s"
+        )
+    print(f"evidence: {done.final}")
+    return EXIT_CODES["pass"]

@@ -1,0 +1,14 @@
+"""Evidence: append-only run directories with manifests and provenance."""
+
+from fp8lab.evidence.provenance import code_hash, git_state, provenance
+from fp8lab.evidence.run_dir import MANIFEST, EvidenceRun, params_hash, write_atomic
+
+__all__ = [
+    "MANIFEST",
+    "EvidenceRun",
+    "code_hash",
+    "git_state",
+    "params_hash",
+    "provenance",
+    "write_atomic",
+]

@@ -1,0 +1,133 @@
+"""Append-only run directories, built in staging and moved into place whole.
+
+A run writes its files into ``<results>/.staging/<kind>-<run_id>/``. On
+success a manifest with status ``complete`` is added and the directory is
+renamed to ``<results>/<kind>/<run_id>/``; on failure the manifest says
+``failed`` with the reason and the directory goes to
+``<results>/failed/<kind>/<run_id>/``. A run id holds the UTC time, the short
+git sha with a dirty mark, a parameter hash and the process id, so two runs
+started together never collide, and an existing directory is never replaced.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import itertools
+import json
+import os
+import tempfile
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from fp8lab.evidence.provenance import provenance
+
+__all__ = ["MANIFEST", "EvidenceRun", "write_atomic"]
+
+MANIFEST = "manifest.json"
+_COUNTER = itertools.count()
+
+
+def write_atomic(path: Path, data: bytes, *, overwrite: bool = False) -> Path:
+    """Write ``data`` to ``path`` via a temporary file and a rename.
+
+    Raises:
+        FileExistsError: if ``path`` exists and ``overwrite`` is False.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"{path} exists; evidence is never overwritten")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if overwrite:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path)  # fails if path appeared meanwhile
+            os.unlink(tmp)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def params_hash(params: dict[str, Any]) -> str:
+    """Short sha256 of the canonical JSON of ``params``."""
+    canonical = json.dumps(params, sort_keys=True, default=str).encode()
+    return hashlib.sha256(canonical).hexdigest()[:8]
+
+
+class EvidenceRun:
+    """A context manager for one run's directory.
+
+    Args:
+        results: the results root.
+        kind: what ran (a notebook or job name); the subdirectory.
+        params: the parameters, recorded and hashed into the run id.
+    """
+
+    def __init__(self, results: Path, kind: str, params: dict[str, Any]) -> None:
+        self.results, self.kind, self.params = Path(results), kind, params
+        self.started = _now()
+        self.provenance = provenance()
+        git = self.provenance["git"]
+        sha = git["short"] + ("-dirty" if git["dirty"] else "")
+        stamp = self.started.strftime("%Y%m%dT%H%M%S%fZ")
+        self.run_id = f"{stamp}-{sha}-p{params_hash(params)}-{os.getpid()}-{next(_COUNTER)}"
+        self.staging = self.results / ".staging" / f"{kind}-{self.run_id}"
+        self.final: Path | None = None
+        self.summary: dict[str, Any] = {}
+
+    def __enter__(self) -> EvidenceRun:
+        self.staging.mkdir(parents=True)
+        return self
+
+    def write_json(self, name: str, obj: Any) -> Path:
+        """Write ``obj`` as indented JSON into the run."""
+        text = obj if isinstance(obj, str) else json.dumps(obj, indent=2, sort_keys=True)
+        return write_atomic(self.staging / name, (text + "\n").encode())
+
+    def _manifest(self, status: str, reason: str) -> dict[str, Any]:
+        files = {
+            p.relative_to(self.staging).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(self.staging.rglob("*"))
+            if p.is_file()
+        }
+        return {
+            "kind": self.kind,
+            "run_id": self.run_id,
+            "status": status,
+            "reason": reason,
+            "params": self.params,
+            "summary": self.summary,
+            "started": self.started.isoformat(),
+            "finished": _now().isoformat(),
+            **self.provenance,
+            "files": files,
+        }
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        status = "complete" if exc is None else "failed"
+        reason = "" if exc is None else f"{type(exc).__name__}: {exc}"
+        self.write_json(MANIFEST, self._manifest(status, reason))
+        area = self.results / self.kind if exc is None else self.results / "failed" / self.kind
+        area.mkdir(parents=True, exist_ok=True)
+        target = area / self.run_id
+        if target.exists():
+            raise FileExistsError(f"{target} exists; evidence is never overwritten")
+        os.rename(self.staging, target)
+        self.final = target

@@ -1,0 +1,102 @@
+"""The proof plan ``make evidence`` runs: gates on the built-ins and exhaustive proofs."""
+
+from __future__ import annotations
+
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from fp8lab.evidence import EvidenceRun
+from fp8lab.exhaustive import ALL_PATTERNS, default_workers, run_exhaustive
+from fp8lab.formats import FORMATS
+from fp8lab.gates import GateStatus, run_g1, run_g2
+from fp8lab.kernels import BUILTIN_KERNELS
+from fp8lab.progress import Progress
+
+__all__ = ["PROOF_PLAN", "Proof", "run_proofs"]
+
+
+@dataclass(frozen=True)
+class Proof:
+    """One exhaustive comparison: encoders, format and policy."""
+
+    a: str
+    b: str
+    format: str
+    saturate: bool
+    nan: str
+
+    @property
+    def slug(self) -> str:
+        """File-name-safe id."""
+        policy = "sat" if self.saturate else "nosat"
+        return f"{self.a}-vs-{self.b}-{self.format}-{policy}-{self.nan}"
+
+
+PROOF_PLAN: tuple[Proof, ...] = (
+    *(Proof("fast", "scan", f, sat, "canonical") for f in FORMATS for sat in (True, False)),
+    Proof("fast-numpy", "scan", "e4m3fn", True, "canonical"),
+    Proof("fast", "f32tofp8", "e4m3fn", True, "canonical"),
+    *(Proof("fast", "ml_dtypes", f, False, "keep-sign") for f in FORMATS),
+    Proof("fast", "ml_dtypes", "e4m3fn", False, "canonical"),
+    Proof("fast", "ml_dtypes", "e4m3fn", True, "keep-sign"),
+    Proof("fast", "ml_dtypes", "e5m2", True, "keep-sign"),
+)
+
+
+def run_proofs(results: Path, *, stop: int = ALL_PATTERNS, quiet: bool = False) -> EvidenceRun:
+    """Run G1 and G2 on every built-in kernel and every proof; file one run directory.
+
+    Args:
+        results: the results root.
+        stop: bit patterns examined per proof, from 0 (all 2**32 by default).
+        quiet: no progress output.
+
+    Returns:
+        The finished run (``run.final`` is its directory).
+
+    Raises:
+        RuntimeError: if a gate or proof failed; the run is filed as failed.
+    """
+    params: dict[str, Any] = {"stop": stop, "plan": [p.slug for p in PROOF_PLAN]}
+    with EvidenceRun(results, "proofs", params) as run:
+        gates = [g(k) for g in (run_g1, run_g2) for k in BUILTIN_KERNELS.values()]
+        run.write_json("gates.json", [g.to_dict() for g in gates])
+        proofs = []
+        workers = default_workers()
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(workers, mp_context=context) as pool:  # started once for all
+            for proof in PROOF_PLAN:
+                record = run_exhaustive(
+                    proof.a,
+                    proof.b,
+                    proof.format,
+                    saturate=proof.saturate,
+                    nan=proof.nan,
+                    stop=stop,
+                    workers=workers,
+                    executor=pool,
+                    progress=None if quiet else Progress,
+                )
+                run.write_json(f"exhaustive/{proof.slug}.json", asdict(record))
+                proofs.append(record)
+        run.summary = {
+            "gates": {f"{g.gate}/{g.kernel}": g.status.value for g in gates},
+            "proofs": {
+                p.slug: {
+                    "status": r.status,
+                    "examined": r.examined,
+                    "mismatches": r.mismatches,
+                    "nan_code_mismatches": r.nan_code_mismatches,
+                    "wall_seconds": r.wall_seconds,
+                }
+                for p, r in zip(PROOF_PLAN, proofs, strict=False)
+            },
+        }
+        failed = [k for k, v in run.summary["gates"].items() if v == GateStatus.FAIL.value]
+        failed += [k for k, v in run.summary["proofs"].items() if v["status"] != "PASS"]
+        if failed:
+            raise RuntimeError(f"failed: {', '.join(failed)}")
+    return run

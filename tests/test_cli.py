@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fp8lab.cli.main import main
+
+
+def test_gates_on_builtins_pass(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["gates"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("PASS") == 3 and "60466" in out
+
+
+def test_gates_with_a_user_kernel_and_json(tmp_path: Path) -> None:
+    path = tmp_path / "g.json"
+    assert main(["gates", "--kernel", "fp8lab:quant_static", "--json", str(path)]) == 0
+    rows = json.loads(path.read_text())
+    assert rows[0]["status"] == "PASS" and rows[0]["words"] == 60466
+    assert main(["gates", "--kernel", "fp8lab:quant_static", "--json", str(path)]) == 2
+
+
+def test_gates_exit_1_on_a_defect_and_3_when_only_pending(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["gates", "--kernel", "tests.defects:divide"]) == 1
+    assert "s=0.0092/float32 tie" in capsys.readouterr().out
+    assert main(["gates", "--gate", "G2", "--kernel", "fp8lab:quant_static"]) == 3
+    assert "PENDING" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("no_such_module:f", "cannot import"),
+        ("fp8lab:no_such_func", "no attribute"),
+        ("fp8lab:FORMATS", "not callable"),
+        ("justaname", "MODULE:FUNC"),
+    ],
+)
+def test_bad_kernel_is_a_usage_error(
+    spec: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["gates", "--kernel", spec]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_unknown_gate_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["gates", "--gate", "G9"]) == 2
+    assert main(["gates", "--gate", ","]) == 2
+
+
+def test_exhaustive_on_a_range(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "e.json"
+    argv = [
+        "exhaustive",
+        "fast",
+        "ml_dtypes",
+        "--format",
+        "e4m3fn",
+        "--policy",
+        "nosat",
+        "--start",
+        "0xff000000",
+        "--workers",
+        "1",
+        "--quiet",
+        "--json",
+        str(out),
+    ]
+    assert main(argv) == 0
+    record = json.loads(out.read_text())
+    assert record["examined"] == 1 << 24 and record["mismatches"] == 0
+    assert record["nan_code_mismatches"] > 0
+    assert "NaN-code disagreements" in capsys.readouterr().out
+    assert main(["exhaustive", "fast", "f32tofp8", "--policy", "nosat"]) == 2
+    bad = [
+        "exhaustive",
+        "tests.defects:one_ulp_off_encoder",
+        "scan",
+        "--policy",
+        "sat",
+        "--start",
+        "0x3f800000",
+        "--stop",
+        "0x3f800010",
+        "--workers",
+        "1",
+        "--quiet",
+    ]
+    assert main(bad) == 1
+
+
+def test_prove_files_a_quick_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prove", "--results", str(tmp_path), "--stop", "0x100000", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "G2/vllm_cpp: PENDING (owed, not run here)" in out
+    runs = list((tmp_path / "proofs").iterdir())
+    assert len(runs) == 1
+    manifest = json.loads((runs[0] / "manifest.json").read_text())
+    assert manifest["status"] == "complete"
+    assert len(list((runs[0] / "exhaustive").glob("*.json"))) == len(manifest["params"]["plan"])
+
+
+def test_console_script_module_entry() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "fp8lab", "gates", "--gate", "G2"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 3 and "PENDING" in done.stdout
