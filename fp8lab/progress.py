@@ -34,7 +34,7 @@ class Progress:
         if self.stream is None:
             return
         fraction = done / self.total
-        eta = self.elapsed / fraction - self.elapsed if fraction else float("nan")
+        eta = max(0.0, self.elapsed / fraction - self.elapsed) if fraction else float("nan")
         bar = "#" * int(30 * fraction)
         line = (
             f"{self.label}: [{bar:<30}] {100 * fraction:5.1f}% "

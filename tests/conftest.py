@@ -7,8 +7,13 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
 from fp8lab.formats import FORMATS, FormatSpec
+
+# Deterministic: hypothesis draws from a fixed seed and keeps no example database.
+settings.register_profile("fp8lab", derandomize=True, database=None)
+settings.load_profile("fp8lab")
 
 ALL_FORMATS = list(FORMATS.values())
 
