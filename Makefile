@@ -4,7 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat constraints.txt pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: test evidence check lint bench clean
+LAB_STAMP := $(VENV)/.lab-$(shell cat constraints.txt pyproject.toml | sha256sum | cut -c1-12)
+
+.PHONY: test evidence check lint bench lab clean
 
 $(STAMP): constraints.txt pyproject.toml
 	rm -rf $(VENV)
@@ -18,7 +20,15 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 evidence: $(STAMP)
-	$(BIN)/fp8lab prove
+	$(BIN)/fp8lab evidence
+
+$(LAB_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-build-isolation \
+		-c constraints.txt -e '.[test,dev,lab]'
+	touch $(LAB_STAMP)
+
+lab: $(LAB_STAMP)
+	$(BIN)/jupyter lab notebooks
 
 lint: $(STAMP)
 	$(BIN)/ruff check fp8lab tests

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from fp8lab.evidence import EvidenceRun
-from fp8lab.exhaustive import ALL_PATTERNS, default_workers, run_exhaustive
+from fp8lab.exhaustive import ALL_PATTERNS, ExhaustiveRecord, default_workers, run_exhaustive
 from fp8lab.formats import FORMATS
 from fp8lab.gates import GateStatus, run_g1, run_g2
 from fp8lab.kernels import BUILTIN_KERNELS
 from fp8lab.progress import Progress
 
-__all__ = ["PROOF_PLAN", "Proof", "run_proofs"]
+__all__ = ["PROOF_PLAN", "Proof", "run_plan", "run_proofs"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,41 @@ PROOF_PLAN: tuple[Proof, ...] = (
 )
 
 
+def run_plan(
+    plan: tuple[Proof, ...] = PROOF_PLAN,
+    *,
+    start: int = 0,
+    stop: int = ALL_PATTERNS,
+    progress: bool = False,
+) -> list[ExhaustiveRecord]:
+    """Run every proof of ``plan`` on the patterns ``[start, stop)``, one process pool for all.
+
+    Args:
+        plan: the proofs.
+        start: first bit pattern of every proof.
+        stop: one past the last pattern (all 2**32 by default).
+        progress: show a progress bar per proof on stderr.
+    """
+    workers = default_workers()
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        return [
+            run_exhaustive(
+                proof.a,
+                proof.b,
+                proof.format,
+                saturate=proof.saturate,
+                nan=proof.nan,
+                start=start,
+                stop=stop,
+                workers=workers,
+                executor=pool,
+                progress=Progress if progress else None,
+            )
+            for proof in plan
+        ]
+
+
 def run_proofs(results: Path, *, stop: int = ALL_PATTERNS, quiet: bool = False) -> EvidenceRun:
     """Run G1 and G2 on every built-in kernel and every proof; file one run directory.
 
@@ -64,24 +99,9 @@ def run_proofs(results: Path, *, stop: int = ALL_PATTERNS, quiet: bool = False) 
     with EvidenceRun(results, "proofs", params) as run:
         gates = [g(k) for g in (run_g1, run_g2) for k in BUILTIN_KERNELS.values()]
         run.write_json("gates.json", [g.to_dict() for g in gates])
-        proofs = []
-        workers = default_workers()
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:  # started once for all
-            for proof in PROOF_PLAN:
-                record = run_exhaustive(
-                    proof.a,
-                    proof.b,
-                    proof.format,
-                    saturate=proof.saturate,
-                    nan=proof.nan,
-                    stop=stop,
-                    workers=workers,
-                    executor=pool,
-                    progress=None if quiet else Progress,
-                )
-                run.write_json(f"exhaustive/{proof.slug}.json", asdict(record))
-                proofs.append(record)
+        proofs = run_plan(stop=stop, progress=not quiet)
+        for proof, record in zip(PROOF_PLAN, proofs, strict=True):
+            run.write_json(f"exhaustive/{proof.slug}.json", asdict(record))
         run.summary = {
             "gates": {f"{g.gate}/{g.kernel}": g.status.value for g in gates},
             "proofs": {
@@ -92,7 +112,7 @@ def run_proofs(results: Path, *, stop: int = ALL_PATTERNS, quiet: bool = False) 
                     "nan_code_mismatches": r.nan_code_mismatches,
                     "wall_seconds": r.wall_seconds,
                 }
-                for p, r in zip(PROOF_PLAN, proofs, strict=False)
+                for p, r in zip(PROOF_PLAN, proofs, strict=True)
             },
         }
         failed = [k for k, v in run.summary["gates"].items() if v == GateStatus.FAIL.value]

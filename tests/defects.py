@@ -1,4 +1,4 @@
-"""Planted defects: kernels and encoders that are wrong in one known way each."""
+"""Test-only defects beyond fp8lab.kernels.planted: broken kernels and encoders."""
 
 from __future__ import annotations
 
@@ -7,42 +7,23 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.codecs import decode, encode
-from fp8lab.kernels import FunctionKernel, reciprocal
+from fp8lab.codecs import encode
+from fp8lab.kernels.planted import divide, truncate_encode
+
+__all__ = [
+    "always_zero",
+    "divide",
+    "one_ulp_off_encoder",
+    "raises",
+    "returns_float",
+    "truncate_encode",
+]
 
 Codes = npt.NDArray[np.uint8]
 
 
-def _f32(x: np.ndarray) -> npt.NDArray[np.float32]:
+def returns_float(x: np.ndarray, scale: Any = None) -> np.ndarray:
     return np.asarray(x).astype(np.float32)
-
-
-def scale_ignored(x: np.ndarray, scale: Any) -> Codes:
-    return encode(_f32(x))
-
-
-def divide(x: np.ndarray, scale: Any) -> Codes:
-    return encode(_f32(x) / np.float32(scale))
-
-
-def no_saturation(x: np.ndarray, scale: Any) -> Codes:
-    return encode(_f32(x) * reciprocal(scale), saturate=False)
-
-
-def truncate_encode(y: npt.NDArray[np.float32]) -> Codes:
-    """Round toward zero: the largest magnitude not above |y|."""
-    mags = decode(np.arange(0x7F, dtype=np.uint8), "e4m3fn", np.float64)
-    a = np.minimum(np.abs(y.astype(np.float64)), 448.0)
-    index = np.searchsorted(mags, a, side="right") - 1
-    return (index | np.where(np.signbit(y), 0x80, 0)).astype(np.uint8)
-
-
-def truncation(x: np.ndarray, scale: Any) -> Codes:
-    return truncate_encode(_f32(x) * reciprocal(scale))
-
-
-def returns_float(x: np.ndarray, scale: Any) -> np.ndarray:
-    return _f32(x)
 
 
 def raises(x: np.ndarray, scale: Any) -> Codes:
@@ -51,14 +32,6 @@ def raises(x: np.ndarray, scale: Any) -> Codes:
 
 def always_zero(x: np.ndarray, scale: Any) -> Codes:
     return np.zeros(np.shape(x), np.uint8)
-
-
-PLANTED = {
-    "scale_ignored": FunctionKernel("scale_ignored", scale_ignored),
-    "divide": FunctionKernel("divide", divide),
-    "no_saturation": FunctionKernel("no_saturation", no_saturation),
-    "truncation": FunctionKernel("truncation", truncation),
-}
 
 
 def one_ulp_off_encoder(x: npt.NDArray[np.float32]) -> Codes:

@@ -6,7 +6,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from fp8lab.cli import bench_cmd, exhaustive_cmd, gates_cmd, prove_cmd
+from fp8lab.cli import (
+    bench_cmd,
+    evidence_cmd,
+    exhaustive_cmd,
+    gates_cmd,
+    prove_cmd,
+)
 from fp8lab.cli.common import CliError
 
 __all__ = ["main"]
@@ -16,7 +22,15 @@ def build_parser() -> argparse.ArgumentParser:
     """The parser with every subcommand."""
     parser = argparse.ArgumentParser(prog="fp8lab", description="FP8 verification workbench")
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (gates_cmd, exhaustive_cmd, bench_cmd, prove_cmd):
+    for module in (
+        gates_cmd,
+        exhaustive_cmd,
+        bench_cmd,
+        prove_cmd,
+        evidence_cmd,
+        detect_cmd,
+        design_cmd,
+    ):
         module.add_parser(sub)
     return parser
 

@@ -44,6 +44,7 @@ def write_atomic(path: Path, data: bytes, *, overwrite: bool = False) -> Path:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)  # evidence is for reading: not the 0600 of mkstemp
         if overwrite:
             os.replace(tmp, path)
         else:
@@ -86,6 +87,7 @@ class EvidenceRun:
         self.staging = self.results / ".staging" / f"{kind}-{self.run_id}"
         self.final: Path | None = None
         self.summary: dict[str, Any] = {}
+        self.extra: dict[str, Any] = {}
 
     def __enter__(self) -> EvidenceRun:
         self.staging.mkdir(parents=True)
@@ -112,6 +114,7 @@ class EvidenceRun:
             "started": self.started.isoformat(),
             "finished": _now().isoformat(),
             **self.provenance,
+            **self.extra,
             "files": files,
         }
 

@@ -10,7 +10,8 @@ from fp8lab.exhaustive import run_exhaustive
 from fp8lab.formats import FORMATS
 from fp8lab.gates import GateStatus, run_g1
 from fp8lab.kernels import FunctionKernel
-from tests.defects import PLANTED, always_zero, raises, returns_float
+from fp8lab.kernels.planted import PLANTED_DEFECTS as PLANTED
+from tests.defects import always_zero, raises, returns_float
 
 # Which word classes each defect must trip, at the least.
 EXPECTED_CLASSES = {

@@ -1,0 +1,80 @@
+"""``results/index.json`` and ``results/index.html``: every run, newest first.
+
+The index is a view derived from the manifests, so it is rewritten (under a
+lock, atomically) after every run; the runs themselves are never touched.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+from fp8lab.evidence.run_dir import MANIFEST, write_atomic
+
+__all__ = ["collect_runs", "write_index"]
+
+
+def collect_runs(results: Path) -> list[dict[str, Any]]:
+    """One row per run directory with a manifest, complete and failed, newest first."""
+    rows = []
+    for manifest in sorted(results.glob(f"*/*/{MANIFEST}")) + sorted(
+        results.glob(f"failed/*/*/{MANIFEST}")
+    ):
+        if manifest.parts[-3].startswith("."):
+            continue
+        data = json.loads(manifest.read_text())
+        directory = manifest.parent.relative_to(results).as_posix()
+        report = manifest.parent / "report.html"
+        rows.append(
+            {
+                "kind": data.get("kind"),
+                "run_id": data.get("run_id"),
+                "status": data.get("status"),
+                "reason": data.get("reason", ""),
+                "started": data.get("started"),
+                "finished": data.get("finished"),
+                "git": data.get("git", {}).get("short"),
+                "dirty": data.get("git", {}).get("dirty"),
+                "directory": directory,
+                "report": f"{directory}/report.html" if report.exists() else None,
+            }
+        )
+    return sorted(rows, key=lambda r: (r["started"] or "", r["run_id"] or ""), reverse=True)
+
+
+def _html(rows: list[dict[str, Any]]) -> str:
+    cells = []
+    for r in rows:
+        link = (
+            f'<a href="{html.escape(r["report"])}">report</a>'
+            if r["report"]
+            else f'<a href="{html.escape(r["directory"])}/">files</a>'
+        )
+        cells.append(
+            f"<tr class='{html.escape(str(r['status']))}'><td>{html.escape(str(r['started']))}"
+            f"</td><td>{html.escape(str(r['kind']))}</td><td>{html.escape(str(r['status']))}"
+            f"</td><td>{html.escape(str(r['git']))}{' (dirty)' if r['dirty'] else ''}</td>"
+            f"<td>{link}</td><td>{html.escape(r['reason'])}</td></tr>"
+        )
+    return (
+        "<!doctype html><meta charset='utf-8'><title>fp8lab evidence</title>"
+        "<style>body{font-family:sans-serif}td,th{padding:2px 8px}"
+        ".failed{background:#fdd}</style><h1>fp8lab evidence runs</h1>"
+        "<table><tr><th>started (UTC)</th><th>kind</th><th>status</th><th>git</th>"
+        "<th>report</th><th>reason</th></tr>" + "".join(cells) + "</table>\n"
+    )
+
+
+def write_index(results: Path) -> Path:
+    """Rewrite the index of ``results``; return the path of index.html."""
+    results.mkdir(parents=True, exist_ok=True)
+    with open(results / ".index.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        rows = collect_runs(results)
+        write_atomic(
+            results / "index.json", (json.dumps(rows, indent=2) + "\n").encode(), overwrite=True
+        )
+        return write_atomic(results / "index.html", _html(rows).encode(), overwrite=True)

@@ -1,0 +1,80 @@
+"""What a notebook uses to file its evidence: tables as sidecars, figures as SVG.
+
+A notebook makes one :class:`NotebookOutput` from its ``run_dir`` parameter.
+Under ``fp8lab evidence`` that is the run's staging directory; empty means an
+interactive run, which writes to ``results/.scratch/<notebook>-<utc>/`` (or
+under ``$FP8LAB_SCRATCH``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Sequence
+from dataclasses import asdict, is_dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from IPython.display import SVG, Markdown, display
+from matplotlib.figure import Figure
+
+from fp8lab.evidence.figures import save_figure
+from fp8lab.evidence.sidecar import write_sidecar
+
+__all__ = ["NotebookOutput"]
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SCRATCH_ENV = "FP8LAB_SCRATCH"
+
+
+class NotebookOutput:
+    """Where one notebook run writes its sidecars and figures.
+
+    Args:
+        run_dir: the run directory, or "" for an interactive scratch run.
+        notebook: the notebook's name, for the scratch folder.
+    """
+
+    def __init__(self, run_dir: str, notebook: str) -> None:
+        if run_dir:
+            self.directory = Path(run_dir)
+        else:
+            stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+            scratch = Path(os.environ.get(SCRATCH_ENV, REPO_ROOT / "results" / ".scratch"))
+            self.directory = scratch / f"{notebook}-{stamp}"
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.written: list[Path] = []
+
+    def table(self, name: str, rows: Sequence[Any], columns: Sequence[str] = ()) -> None:
+        """Write ``rows`` as the sidecar ``tables/<name>.json`` and show them.
+
+        Args:
+            name: sidecar name.
+            rows: dataclasses or dicts; the sidecar keeps every field (floats in hex).
+            columns: the fields to show (default: all of the first row's).
+        """
+        self.written.append(write_sidecar(self.directory / "tables", name, list(rows)))
+        dicts = [
+            asdict(r) if is_dataclass(r) and not isinstance(r, type) else dict(r) for r in rows
+        ]
+        shown = list(columns) or (list(dicts[0]) if dicts else [])
+        lines = ["| " + " | ".join(shown) + " |", "|" + "---|" * len(shown)]
+        lines += ["| " + " | ".join(_cell(d.get(c)) for c in shown) + " |" for d in dicts]
+        display(Markdown(f"**{name}** ({len(dicts)} rows)\n\n" + "\n".join(lines)))
+
+    def figure(self, fig: Figure, name: str) -> None:
+        """Save ``fig`` as ``figures/<name>.svg`` and show it inline."""
+        path, data = save_figure(fig, self.directory, name)
+        self.written.append(path)
+        display(SVG(data=data))
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, Enum):
+        return str(value.value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {v}" for k, v in value.items() if v)
+    return str(value)

@@ -1,0 +1,31 @@
+"""Helpers to write throwaway notebooks for the failure-mode tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook
+
+PARAMETERS = (
+    "seed: int = 0  # seed\nsmoke: bool = False  # small sizes\n"
+    'run_dir: str = ""  # evidence directory'
+)
+
+
+def write_notebook(directory: Path, name: str, *sources: str) -> Path:
+    """A notebook with the standard parameters cell followed by ``sources``."""
+    params = new_code_cell(PARAMETERS)
+    params.metadata["tags"] = ["parameters"]
+    nb = new_notebook(cells=[params, *(new_code_cell(s) for s in sources)])
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{i}"
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.ipynb"
+    nbformat.write(nb, path)
+    return path

@@ -1,0 +1,154 @@
+"""The evidence pipeline end to end: smoke runs, failure modes, determinism, the index."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from fp8lab.cli.main import main
+from fp8lab.evidence.index import collect_runs
+from fp8lab.evidence.notebooks import (
+    NOTEBOOKS_DIR,
+    NotebookRun,
+    NotebookRunError,
+    discover,
+    execution_problems,
+    run_notebook,
+)
+from fp8lab.evidence.sidecar import from_hex_floats
+from fp8lab.proofs import PROOF_PLAN
+from tests.notebooks.conftest import write_notebook
+
+pytestmark = pytest.mark.slow
+
+
+def tables(run: Path, name: str) -> list[dict[str, object]]:
+    return json.loads((run / "tables" / f"{name}.json").read_text())
+
+
+def test_codec_atlas_smoke_run_is_complete(tmp_path: Path) -> None:
+    done = run_notebook(NOTEBOOKS_DIR / "codec_atlas.ipynb", tmp_path, {"smoke": True})
+    manifest = json.loads((done.directory / "manifest.json").read_text())
+    assert manifest["status"] == "complete" and manifest["params"]["smoke"] is True
+    records = tables(done.directory, "exhaustive")
+    assert len(records) == len(PROOF_PLAN) == 17
+    assert all(r["mismatches"] == 0 and r["examined"] == 0x40000 for r in records)
+    codes = tables(done.directory, "codes_e4m3fn")
+    assert from_hex_floats(codes[0x7E]["value"]) == 448.0  # type: ignore[arg-type]
+    assert len(list((done.directory / "figures").glob("*.svg"))) == 8
+    assert (done.directory / "report.html").stat().st_size < 5_000_000
+    for name in manifest["files"]:
+        assert (done.directory / name).is_file()
+
+
+def test_two_runs_at_once_are_distinct_complete_and_render_identically(tmp_path: Path) -> None:
+    outcomes: list[NotebookRun] = []
+
+    def one() -> None:
+        outcomes.append(run_notebook(NOTEBOOKS_DIR / "gate_g1.ipynb", tmp_path))
+
+    threads = [threading.Thread(target=one) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(outcomes) == 2
+    a, b = (o.directory for o in outcomes)
+    assert a != b and a.parent == b.parent == tmp_path / "gate_g1"
+    assert (a / "report.html").read_bytes() == (b / "report.html").read_bytes()
+    detector = {
+        from_hex_floats(r["scale"]): r["exposed_float32"]  # type: ignore[arg-type]
+        for r in tables(a, "detector")
+    }
+    assert detector[0.0092] == 24 and detector[0.13] == 78 and detector[0.77] == 82
+    rows = collect_runs(tmp_path)
+    assert [r["status"] for r in rows] == ["complete", "complete"]
+    assert rows[0]["started"] >= rows[1]["started"]
+    assert "report.html" in (tmp_path / "index.html").read_text()
+
+
+@pytest.mark.parametrize(
+    ("source", "timeout", "reason"),
+    [
+        ("raise ValueError('planted')", 120, "ValueError"),
+        ("import time\ntime.sleep(120)", 8, "timeout"),
+        ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", 120, "papermill exited"),
+    ],
+)
+def test_failed_runs_are_filed_as_failed_with_the_reason(
+    tmp_path: Path, source: str, timeout: float, reason: str
+) -> None:
+    path = write_notebook(tmp_path / "nb", "broken", source, "print('after')")
+    with pytest.raises(NotebookRunError, match=reason):
+        run_notebook(path, tmp_path / "results", timeout=timeout)
+    failed = list((tmp_path / "results" / "failed" / "broken").iterdir())
+    assert len(failed) == 1
+    manifest = json.loads((failed[0] / "manifest.json").read_text())
+    assert manifest["status"] == "failed" and reason in manifest["reason"]
+    assert not (tmp_path / "results" / "broken").exists()
+    assert collect_runs(tmp_path / "results")[0]["status"] == "failed"
+
+
+def test_cells_marked_complete_without_execution_are_caught(tmp_path: Path) -> None:
+    path = write_notebook(tmp_path, "never_ran", "x = 1")
+    problems = execution_problems(path)
+    assert problems == ["cell 0 never executed", "cell 1 never executed"]
+    assert execution_problems(tmp_path / "absent.ipynb") == ["no executed notebook was written"]
+
+
+def test_unknown_parameter_is_refused_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(ValueError, match="unknown parameters"):
+        run_notebook(NOTEBOOKS_DIR / "gate_g1.ipynb", tmp_path, {"sede": 1})
+    assert not tmp_path.exists() or not any(tmp_path.iterdir())
+    argv = ["evidence", "gate_g1", "-p", "sede=1", "--results", str(tmp_path)]
+    assert main(argv) == 2
+    assert "unknown parameters ['sede']" in capsys.readouterr().err
+    assert main(["evidence", "no_such_notebook", "--results", str(tmp_path)]) == 2
+
+
+def test_cli_runs_with_a_params_file_and_checks_staleness(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notebooks = tmp_path / "notebooks"
+    shutil.copytree(NOTEBOOKS_DIR, notebooks)
+    results = tmp_path / "results"
+    params = tmp_path / "p.yaml"
+    params.write_text("gate_g1:\n  scales: [0.13]\n")
+    base = ["--results", str(results), "--notebooks", str(notebooks)]
+    assert main(["evidence", "--check", "gate_g1", *base]) == 1  # nothing published yet
+    assert main(["evidence", "gate_g1", "--params", str(params), *base]) == 0
+    out = capsys.readouterr().out
+    assert "gate_g1: running" in out and "index:" in out
+    run = next((results / "gate_g1").iterdir())
+    assert json.loads((run / "manifest.json").read_text())["params"]["scales"] == [0.13]
+    assert main(["evidence", "--check", "gate_g1", *base]) == 0
+    assert "gate_g1: fresh" in capsys.readouterr().out
+    path = discover(notebooks)["gate_g1"]
+    path.write_text(path.read_text().replace("Gate G1", "Gate G1 (edited)"))
+    assert main(["evidence", "--check", "gate_g1", *base]) == 1
+    assert "notebook changed" in capsys.readouterr().out
+
+
+def test_interactive_run_with_defaults_writes_to_scratch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import papermill
+
+    monkeypatch.setenv("FP8LAB_SCRATCH", str(tmp_path / "scratch"))
+    papermill.execute_notebook(
+        str(NOTEBOOKS_DIR / "gate_g1.ipynb"),
+        str(tmp_path / "out.ipynb"),
+        kernel_name="python3",
+        progress_bar=False,
+        cwd=str(NOTEBOOKS_DIR),
+    )
+    assert execution_problems(tmp_path / "out.ipynb") == []
+    runs = list((tmp_path / "scratch").iterdir())
+    assert len(runs) == 1 and runs[0].name.startswith("gate_g1-")
+    assert (runs[0] / "tables" / "detector.json").is_file()
