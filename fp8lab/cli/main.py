@@ -28,8 +28,6 @@ def build_parser() -> argparse.ArgumentParser:
         bench_cmd,
         prove_cmd,
         evidence_cmd,
-        detect_cmd,
-        design_cmd,
     ):
         module.add_parser(sub)
     return parser
