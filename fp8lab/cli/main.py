@@ -8,10 +8,13 @@ from collections.abc import Sequence
 
 from fp8lab.cli import (
     bench_cmd,
+    design_cmd,
+    detect_cmd,
     evidence_cmd,
     exhaustive_cmd,
     gates_cmd,
     prove_cmd,
+    sweep_cmd,
 )
 from fp8lab.cli.common import CliError
 
@@ -28,6 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
         bench_cmd,
         prove_cmd,
         evidence_cmd,
+        detect_cmd,
+        sweep_cmd,
+        design_cmd,
     ):
         module.add_parser(sub)
     return parser

@@ -1,0 +1,59 @@
+"""``fp8lab design``: golden vectors that kill a mutant kernel at chosen scales."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from fp8lab.cli.common import CliError
+from fp8lab.cli.detect_cmd import kernel_pair, scales_arg
+from fp8lab.detect import (
+    check_golden,
+    design_detector,
+    load_golden,
+    resolve_kernel,
+    write_golden,
+)
+from fp8lab.formats import FORMATS
+from fp8lab.gates import EXIT_CODES
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register the subcommand."""
+    p = sub.add_parser(
+        "design",
+        help="choose scales and the fewest words that kill a mutant kernel",
+        description="Exit status: 0 written and checked, 1 a check failed, 2 usage error.",
+    )
+    p.add_argument("--scales", required=True, help="candidate scales, comma-separated")
+    p.add_argument("--margin", type=int, default=3, help="failing words per scale (k)")
+    p.add_argument("--budget", type=int, default=3, help="scales to cover")
+    p.add_argument("--kernels", default="reciprocal,divide", help="REFERENCE,MUTANT")
+    p.add_argument("--format", default="e4m3fn", choices=sorted(FORMATS))
+    p.add_argument("--out", required=True, help="path stem: writes STEM.json and STEM.npz")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Design, write, re-check the written vectors, return the exit status."""
+    scales = scales_arg(args.scales)
+    a, b = kernel_pair(args.kernels, args.format)
+    try:
+        det = design_detector(
+            scales, margin=args.margin, budget=args.budget, a=a, b=b, fmt=args.format
+        )
+        json_path, npz_path = write_golden(det, Path(args.out))
+    except (ValueError, FileExistsError) as exc:
+        raise CliError(str(exc)) from None
+    golden = load_golden(npz_path)
+    ref = check_golden(resolve_kernel(a, args.format), golden, args.format)
+    mut = check_golden(resolve_kernel(b, args.format), golden, args.format)
+    print(
+        f"{det.inputs.size} words (lower bound {det.lower_bound}) at scales "
+        f"{[float(s) for s in det.scales]}; wrote {json_path} and {npz_path}"
+    )
+    print(f"  reference {a} mismatches per scale {ref}; mutant {b} {mut}")
+    ok = all(r == 0 for r in ref) and all(m >= args.margin for m in mut)
+    return EXIT_CODES["pass"] if ok else EXIT_CODES["fail"]

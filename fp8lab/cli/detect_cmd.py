@@ -1,0 +1,127 @@
+"""``fp8lab detect``: the inputs where two quantization kernels emit different bytes.
+
+Exit status: 0 done (with ``--method check``: enumeration equals brute force at
+every scale), 1 a check that differs, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from fp8lab.cli.common import CliError, write_json_output
+from fp8lab.detect import (
+    BUILTIN_PAIR_KERNELS,
+    KernelError,
+    benchmark_enumeration,
+    brute_force,
+    enumerate_exposing,
+    parse_scales,
+    resolve_kernel,
+)
+from fp8lab.exhaustive import ALL_PATTERNS
+from fp8lab.formats import FORMATS
+from fp8lab.gates import EXIT_CODES
+from fp8lab.progress import Progress
+
+__all__ = ["add_parser", "kernel_pair", "run", "scales_arg"]
+
+
+def scales_arg(text: str) -> npt.NDArray[np.float32]:
+    """Parse ``--scales``; a bad list is a usage error naming the value and rule."""
+    try:
+        return parse_scales(text)
+    except (ValueError, TypeError) as exc:
+        raise CliError(str(exc)) from None
+
+
+def kernel_pair(text: str, fmt: str) -> tuple[str, str]:
+    """Parse and resolve ``--kernels A,B``."""
+    names = [t.strip() for t in text.split(",")]
+    if len(names) != 2 or not all(names):
+        raise CliError(f"--kernels wants two kernels A,B, got {text!r}")
+    try:
+        for name in names:
+            resolve_kernel(name, fmt)
+    except KernelError as exc:
+        raise CliError(str(exc)) from None
+    return names[0], names[1]
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register the subcommand."""
+    p = sub.add_parser(
+        "detect",
+        help="find every float32 input where two kernels differ at given scales",
+        description=__doc__,
+    )
+    p.add_argument("--scales", required=True, help="comma-separated scales, e.g. 0.0092,0.13")
+    p.add_argument("--method", default="enumerate", choices=("enumerate", "brute", "check"))
+    p.add_argument("--format", default="e4m3fn", choices=sorted(FORMATS))
+    p.add_argument(
+        "--kernels",
+        default="reciprocal,divide",
+        help=f"A,B each one of {', '.join(BUILTIN_PAIR_KERNELS)} or MODULE:FUNC",
+    )
+    p.add_argument("--start", type=lambda t: int(t, 0), default=0, help="first bit pattern")
+    p.add_argument("--stop", type=lambda t: int(t, 0), default=ALL_PATTERNS, help="one past last")
+    p.add_argument("--workers", type=int, default=None, help="brute-force processes")
+    p.add_argument("--json", help="write one entry per scale here ('-' for stdout)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--bench", action="store_true", help="also time the enumeration per scale")
+    p.set_defaults(run=run)
+
+
+def _entry(args: argparse.Namespace, a: str, b: str, scale: float) -> dict[str, Any]:
+    common = {"fmt": args.format, "start": args.start, "stop": args.stop}
+    if args.method == "enumerate":
+        return enumerate_exposing(scale, a, b, **common).to_dict()
+    brute = brute_force(
+        scale, a, b, workers=args.workers, progress=None if args.quiet else Progress, **common
+    ).to_dict()
+    if args.method == "brute":
+        return brute
+    enum = enumerate_exposing(scale, a, b, **common).to_dict()
+    return {
+        **brute,
+        "method": "check",
+        "enumerate_count": enum["count"],
+        "enumerate_seconds": enum["wall_seconds"],
+        "equal": enum["inputs"] == brute["inputs"],
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    """Detect at every scale, print a line each, return the exit status."""
+    scales = scales_arg(args.scales)
+    a, b = kernel_pair(args.kernels, args.format)
+    entries = []
+    for s in scales:
+        try:
+            entry = _entry(args, a, b, float(s))
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+        classes: dict[str, int] = {}
+        for c in entry["classes"]:
+            key = f"{c['on_midpoint']}/{c['range']}"
+            classes[key] = classes.get(key, 0) + 1
+        extra = (
+            f" enumerate={entry['enumerate_count']} equal={entry['equal']}"
+            if "equal" in entry
+            else ""
+        )
+        print(
+            f"s={entry['scale']!r} ({entry['scale_hex']}): {entry['count']} exposing "
+            f"[{args.method}, {entry['wall_seconds']} s]{extra} {classes}"
+        )
+        entries.append(entry)
+    payload: dict[str, Any] = {"kernels": [a, b], "format": args.format, "entries": entries}
+    if args.bench:
+        payload["benchmark"] = benchmark_enumeration([float(s) for s in scales])
+        print(f"enumeration: {1e3 * payload['benchmark']['seconds_per_scale']:.3f} ms per scale")
+    write_json_output(args.json, payload)
+    ok = all(e.get("equal", True) for e in entries)
+    return EXIT_CODES["pass"] if ok else EXIT_CODES["fail"]

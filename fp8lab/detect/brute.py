@@ -1,0 +1,135 @@
+"""Brute force: every float32 input through both kernels at one scale.
+
+Chunks of bit patterns run in separate processes, which resolve the kernels by
+name (:func:`fp8lab.detect.kernels.resolve_kernel`), so ``MODULE:FUNC`` kernels
+work when the module is importable there. A QuantKernel object is pickled.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+
+import numpy as np
+import numpy.typing as npt
+
+from fp8lab.detect.kernels import kernel_name, resolve_kernel
+from fp8lab.detect.midpoints import midpoint_table
+from fp8lab.detect.records import ExposureRecord, classify_inputs
+from fp8lab.exhaustive import ALL_PATTERNS
+from fp8lab.exhaustive.runner import default_workers
+from fp8lab.formats import get_format
+from fp8lab.kernels import QuantKernel, validate_scale
+from fp8lab.progress import Progress
+
+__all__ = ["DEFAULT_CHUNK", "brute_force", "exposing_in_chunk"]
+
+DEFAULT_CHUNK = 1 << 22
+
+Kernel = str | QuantKernel
+
+
+def _codes(kernel: QuantKernel, x: npt.NDArray[np.float32], scale: np.float32) -> np.ndarray:
+    got = kernel.quantize(x, scale)
+    if not isinstance(got, np.ndarray) or got.dtype != np.uint8 or got.shape != x.shape:
+        raise TypeError(
+            f"kernel {kernel.name!r} returned {getattr(got, 'dtype', type(got))}"
+            f"{getattr(got, 'shape', '')}, want uint8{x.shape}"
+        )
+    return got
+
+
+def exposing_in_chunk(
+    a: Kernel, b: Kernel, fmt: str, scale: float, start: int, stop: int
+) -> npt.NDArray[np.uint32]:
+    """Patterns in ``[start, stop)`` where ``a`` and ``b`` emit different bytes."""
+    s = np.float32(scale)
+    ka, kb = resolve_kernel(a, fmt), resolve_kernel(b, fmt)
+    bits = np.arange(start, stop, dtype=np.uint32)
+    x = bits.view(np.float32)
+    differ = _codes(ka, x, s) != _codes(kb, x, s)
+    out: npt.NDArray[np.uint32] = bits[differ]
+    return out
+
+
+def brute_force(
+    scale: float,
+    a: Kernel = "reciprocal",
+    b: Kernel = "divide",
+    *,
+    fmt: str = "e4m3fn",
+    start: int = 0,
+    stop: int = ALL_PATTERNS,
+    chunk: int = DEFAULT_CHUNK,
+    workers: int | None = None,
+    executor: Executor | None = None,
+    progress: Callable[[str, int], Progress] | None = None,
+) -> ExposureRecord:
+    """Count the float32 inputs in ``[start, stop)`` where ``a`` and ``b`` differ.
+
+    Args:
+        scale: the static scale (validated, used as float32).
+        a: reference kernel: name (``reciprocal``, ``divide``, ``MODULE:FUNC``) or object.
+        b: the other kernel.
+        fmt: format the built-in kernels encode to.
+        start: first bit pattern.
+        stop: one past the last; the default covers all 2**32.
+        chunk: patterns per task.
+        workers: processes; default one per core; 1 runs in this process.
+        executor: run the chunks here instead (any concurrent.futures Executor).
+        progress: factory ``(label, total) -> Progress``; None is silent.
+
+    Raises:
+        ValueError: for an invalid scale or an empty or out-of-range pattern range.
+        KernelError: for an unresolvable kernel (checked before any work).
+    """
+    s = validate_scale(scale)
+    if not 0 <= start < stop <= ALL_PATTERNS:
+        raise ValueError(f"pattern range [{start:#x}, {stop:#x}) is empty or outside 2**32")
+    spec = get_format(fmt)
+    names = (kernel_name(resolve_kernel(a, spec.name)), kernel_name(resolve_kernel(b, spec.name)))
+    tasks = [
+        (a, b, spec.name, float(s), lo, min(lo + chunk, stop)) for lo in range(start, stop, chunk)
+    ]
+    workers = workers or default_workers()
+    report = (
+        progress(f"brute {names[0]} vs {names[1]} s={float(s)!r}", len(tasks)) if progress else None
+    )
+    t0 = time.monotonic()
+    found: list[npt.NDArray[np.uint32]] = []
+    if executor is None and workers == 1:
+        for i, task in enumerate(tasks):
+            found.append(exposing_in_chunk(*task))
+            if report:
+                report.update(i + 1)
+    else:
+        pool = executor or ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("spawn")
+        )
+        try:
+            futures = [pool.submit(exposing_in_chunk, *task) for task in tasks]
+            for i, future in enumerate(as_completed(futures)):
+                found.append(future.result())
+                if report:
+                    report.update(i + 1)
+        finally:
+            if executor is None:
+                pool.shutdown(cancel_futures=True)
+    bits = np.sort(np.concatenate(found)) if found else np.zeros(0, np.uint32)
+    return ExposureRecord(
+        method="brute",
+        a=names[0],
+        b=names[1],
+        format=spec.name,
+        scale=float(s),
+        scale_hex=float(s).hex(),
+        start=start,
+        stop=stop,
+        examined=stop - start,
+        count=int(bits.size),
+        inputs=tuple(f"0x{int(v):08x}" for v in bits),
+        classes=classify_inputs(bits, s, midpoint_table(spec.name)),
+        wall_seconds=round(time.monotonic() - t0, 3),
+    )

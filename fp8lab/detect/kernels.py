@@ -1,0 +1,115 @@
+"""The kernel pair the detector compares: reciprocal-multiply and its divide mutant.
+
+Both scale in float32 and encode with saturating RNE (OFP8 §4.2, SATFINITE):
+``reciprocal`` forms ``r = float32(1) / float32(s)`` once and encodes ``x * r``
+(vllm.cpp QuantFp8Static, fp8-facts §3); ``divide`` encodes ``x / s`` (mutant M2).
+Names resolve in any process, so workers receive names, not objects.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from fp8lab.codecs import encode
+from fp8lab.formats import get_format
+from fp8lab.kernels import FunctionKernel, QuantKernel, validate_scale
+from fp8lab.kernels.inputs import widen_activation
+
+__all__ = [
+    "BUILTIN_PAIR_KERNELS",
+    "KernelError",
+    "ScaledEncodeKernel",
+    "kernel_name",
+    "resolve_kernel",
+]
+
+BUILTIN_PAIR_KERNELS = ("reciprocal", "divide")
+
+
+class KernelError(ValueError):
+    """A kernel name that cannot be resolved."""
+
+
+@dataclass(frozen=True)
+class ScaledEncodeKernel:
+    """``encode(x * float32(1/s))`` or ``encode(x / s)`` in float32, saturating RNE.
+
+    Args:
+        name: short id used in records.
+        fmt: format name.
+        divide: True divides by the scale; False multiplies by its reciprocal.
+    """
+
+    name: str
+    fmt: str
+    divide: bool
+
+    def quantize(self, x: np.ndarray, scale: Any) -> npt.NDArray[np.uint8]:
+        """Codes for float32 or bfloat16 ``x`` under ``scale``.
+
+        Raises:
+            ValueError: for an invalid scale (:func:`fp8lab.kernels.validate_scale`).
+        """
+        s = validate_scale(scale)
+        y = widen_activation(x)
+        with np.errstate(over="ignore", invalid="ignore"):  # inf saturates; NaN stays NaN
+            z = y / s if self.divide else y * (np.float32(1.0) / s)
+        return encode(z, self.fmt, saturate=True, nan="canonical")
+
+    def encode(self, y: npt.NDArray[np.float32]) -> npt.NDArray[np.uint8]:
+        """Encode already-scaled float32 values."""
+        return encode(widen_activation(y), self.fmt, saturate=True, nan="canonical")
+
+
+def kernel_name(kernel: str | QuantKernel) -> str:
+    """The record name of a kernel given by name or object."""
+    return kernel if isinstance(kernel, str) else kernel.name
+
+
+@cache
+def _resolve_name(name: str, fmt: str) -> QuantKernel:
+    spec = get_format(fmt)
+    if name in BUILTIN_PAIR_KERNELS:
+        return ScaledEncodeKernel(name, spec.name, divide=name == "divide")
+    module_name, sep, attr = name.partition(":")
+    if not sep or not module_name or not attr:
+        raise KernelError(
+            f"unknown kernel {name!r}: use one of {', '.join(BUILTIN_PAIR_KERNELS)} or MODULE:FUNC"
+        )
+    try:
+        target: Any = importlib.import_module(module_name)
+    except Exception as exc:  # noqa: BLE001 - any import failure is a usage error
+        raise KernelError(f"cannot import kernel module {module_name!r}: {exc}") from None
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            raise KernelError(f"module {module_name!r} has no attribute {attr!r}")
+        target = getattr(target, part)
+    if isinstance(target, QuantKernel):
+        return target
+    if not callable(target):
+        raise KernelError(f"kernel {name!r} is not callable")
+    return FunctionKernel(name, target)
+
+
+def resolve_kernel(kernel: str | QuantKernel, fmt: str = "e4m3fn") -> QuantKernel:
+    """A kernel object from a built-in name, ``MODULE:FUNC`` or a kernel itself.
+
+    Args:
+        kernel: ``"reciprocal"``, ``"divide"``, ``MODULE:FUNC`` with
+            ``FUNC(x, scale) -> uint8 codes`` (or a QuantKernel), or an object.
+        fmt: format the built-in kernels encode to.
+
+    Raises:
+        KernelError: for an unknown name or a failed import.
+    """
+    if isinstance(kernel, str):
+        return _resolve_name(kernel, fmt)
+    if not isinstance(kernel, QuantKernel):
+        raise KernelError(f"{kernel!r} is neither a kernel name nor a QuantKernel")
+    return kernel
