@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Any
 
 from fp8lab.evidence import write_atomic
 from fp8lab.gates import EXIT_CODES
+from fp8lab.importing import ImportSpecError, import_object
 from fp8lab.kernels import FunctionKernel, QuantKernel
 
 __all__ = ["CliError", "load_kernel", "write_json_output"]
@@ -41,21 +41,10 @@ def load_kernel(spec: str) -> QuantKernel:
     Raises:
         CliError: if the module cannot be imported or FUNC is missing or not callable.
     """
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise CliError(f"--kernel wants MODULE:FUNC, got {spec!r}")
     try:
-        target: Any = importlib.import_module(module_name)
-    except Exception as exc:  # noqa: BLE001 - any import failure is a usage error
-        raise CliError(
-            f"cannot import kernel module {module_name!r}: {type(exc).__name__}: {exc}"
-        ) from None
-    for part in attr.split("."):
-        if not hasattr(target, part):
-            raise CliError(f"module {module_name!r} has no attribute {attr!r}")
-        target = getattr(target, part)
+        target = import_object(spec)
+    except ImportSpecError as exc:
+        raise CliError(f"--kernel: {exc}") from None
     if isinstance(target, QuantKernel):
         return target
-    if not callable(target):
-        raise CliError(f"{spec!r} is not callable")
     return FunctionKernel(spec, target)

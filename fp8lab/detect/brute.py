@@ -7,10 +7,9 @@ work when the module is importable there. A QuantKernel object is pickled.
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 from collections.abc import Callable
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor
 
 import numpy as np
 import numpy.typing as npt
@@ -19,9 +18,9 @@ from fp8lab.detect.kernels import kernel_name, resolve_kernel
 from fp8lab.detect.midpoints import midpoint_table
 from fp8lab.detect.records import ExposureRecord, classify_inputs
 from fp8lab.exhaustive import ALL_PATTERNS
-from fp8lab.exhaustive.runner import default_workers
 from fp8lab.formats import get_format
 from fp8lab.kernels import QuantKernel, validate_scale
+from fp8lab.parallel import default_workers, run_tasks
 from fp8lab.progress import Progress
 
 __all__ = ["DEFAULT_CHUNK", "brute_force", "exposing_in_chunk"]
@@ -98,25 +97,7 @@ def brute_force(
         progress(f"brute {names[0]} vs {names[1]} s={float(s)!r}", len(tasks)) if progress else None
     )
     t0 = time.monotonic()
-    found: list[npt.NDArray[np.uint32]] = []
-    if executor is None and workers == 1:
-        for i, task in enumerate(tasks):
-            found.append(exposing_in_chunk(*task))
-            if report:
-                report.update(i + 1)
-    else:
-        pool = executor or ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context("spawn")
-        )
-        try:
-            futures = [pool.submit(exposing_in_chunk, *task) for task in tasks]
-            for i, future in enumerate(as_completed(futures)):
-                found.append(future.result())
-                if report:
-                    report.update(i + 1)
-        finally:
-            if executor is None:
-                pool.shutdown(cancel_futures=True)
+    found = run_tasks(exposing_in_chunk, tasks, workers=workers, executor=executor, report=report)
     bits = np.sort(np.concatenate(found)) if found else np.zeros(0, np.uint32)
     return ExposureRecord(
         method="brute",

@@ -8,7 +8,6 @@ Names resolve in any process, so workers receive names, not objects.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -18,6 +17,7 @@ import numpy.typing as npt
 
 from fp8lab.codecs import encode
 from fp8lab.formats import get_format
+from fp8lab.importing import ImportSpecError, import_object
 from fp8lab.kernels import FunctionKernel, QuantKernel, validate_scale
 from fp8lab.kernels.inputs import widen_activation
 
@@ -77,23 +77,16 @@ def _resolve_name(name: str, fmt: str) -> QuantKernel:
     spec = get_format(fmt)
     if name in BUILTIN_PAIR_KERNELS:
         return ScaledEncodeKernel(name, spec.name, divide=name == "divide")
-    module_name, sep, attr = name.partition(":")
-    if not sep or not module_name or not attr:
+    if ":" not in name:
         raise KernelError(
             f"unknown kernel {name!r}: use one of {', '.join(BUILTIN_PAIR_KERNELS)} or MODULE:FUNC"
         )
     try:
-        target: Any = importlib.import_module(module_name)
-    except Exception as exc:  # noqa: BLE001 - any import failure is a usage error
-        raise KernelError(f"cannot import kernel module {module_name!r}: {exc}") from None
-    for part in attr.split("."):
-        if not hasattr(target, part):
-            raise KernelError(f"module {module_name!r} has no attribute {attr!r}")
-        target = getattr(target, part)
+        target = import_object(name)
+    except ImportSpecError as exc:
+        raise KernelError(str(exc)) from None
     if isinstance(target, QuantKernel):
         return target
-    if not callable(target):
-        raise KernelError(f"kernel {name!r} is not callable")
     return FunctionKernel(name, target)
 
 

@@ -26,7 +26,7 @@ import numpy.typing as npt
 from fp8lab.detect.midpoints import midpoint_table
 from fp8lab.detect.scales import as_scales
 from fp8lab.detect.windows import candidate_windows, window_bits
-from fp8lab.exhaustive.runner import default_workers
+from fp8lab.parallel import default_workers
 
 __all__ = ["COLUMNS", "SweepRecord", "sweep", "sweep_batch"]
 

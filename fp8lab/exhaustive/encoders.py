@@ -7,7 +7,6 @@ directly (:func:`fp8lab.refs.scan_pattern_range`).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -17,6 +16,7 @@ import numpy.typing as npt
 
 from fp8lab.codecs import NanPolicy, encode, nan_policy
 from fp8lab.formats import FORMATS, FormatSpec, get_format
+from fp8lab.importing import ImportSpecError, import_object
 from fp8lab.kernels.f32tofp8 import f32_to_fp8
 from fp8lab.refs import ScanPolicy, ml_dtypes_encode, scan_encode, scan_pattern_range
 
@@ -38,23 +38,6 @@ class Encoder:
     encode: Callable[[npt.NDArray[np.float32]], Codes]
     pattern_range: Callable[[int, int], Codes] | None = None
     policy_note: str = ""
-
-
-def _import_callable(spec: str) -> Callable[[npt.NDArray[np.float32]], Codes]:
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise EncoderError(f"{spec!r} is neither a built-in encoder nor MODULE:FUNC")
-    try:
-        target = importlib.import_module(module_name)
-    except Exception as exc:
-        raise EncoderError(f"cannot import module {module_name!r}: {exc}") from exc
-    for part in attr.split("."):
-        if not hasattr(target, part):
-            raise EncoderError(f"module {module_name!r} has no attribute {attr!r}")
-        target = getattr(target, part)
-    if not callable(target):
-        raise EncoderError(f"{spec!r} is not callable")
-    return target
 
 
 @cache
@@ -91,4 +74,9 @@ def resolve_encoder(name: str, fmt_name: str, saturate: bool, nan: str) -> Encod
             policy_note="ml_dtypes keeps the NaN sign"
             + ("; clipped to ±max first (SATFINITE)" if saturate else ""),
         )
-    return Encoder(name, _import_callable(name), policy_note="user encoder")
+    if ":" not in name:
+        raise EncoderError(f"{name!r} is neither a built-in encoder nor MODULE:FUNC")
+    try:
+        return Encoder(name, import_object(name), policy_note="user encoder")
+    except ImportSpecError as exc:
+        raise EncoderError(str(exc)) from None

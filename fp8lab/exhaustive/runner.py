@@ -9,11 +9,9 @@ work as long as the module is importable.
 from __future__ import annotations
 
 import json
-import multiprocessing
-import os
 import time
 from collections.abc import Callable
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -23,6 +21,7 @@ import numpy as np
 from fp8lab.exhaustive.classify import MISMATCH_CLASSES, classify_mismatches
 from fp8lab.exhaustive.encoders import resolve_encoder
 from fp8lab.formats import get_format
+from fp8lab.parallel import default_workers, run_tasks
 from fp8lab.progress import Progress
 
 __all__ = [
@@ -139,11 +138,6 @@ def _merge(results: list[ChunkResult]) -> tuple[int, dict[str, int], dict[str, l
     return sum(r.examined for r in results), by_class, examples
 
 
-def default_workers() -> int:
-    """One worker per available core."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
 def run_exhaustive(
     a: str,
     b: str,
@@ -190,25 +184,7 @@ def run_exhaustive(
     )
     t0 = time.monotonic()
     args = [(a, b, spec.name, saturate, nan, lo, hi) for lo, hi in bounds]
-    results: list[ChunkResult] = []
-    if executor is None and workers == 1:
-        for i, task in enumerate(args):
-            results.append(compare_chunk(*task))
-            if report:
-                report.update(i + 1)
-    else:
-        pool = executor or ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context("spawn")
-        )
-        try:
-            futures = [pool.submit(compare_chunk, *task) for task in args]
-            for i, future in enumerate(as_completed(futures)):
-                results.append(future.result())
-                if report:
-                    report.update(i + 1)
-        finally:
-            if executor is None:
-                pool.shutdown(cancel_futures=True)
+    results = run_tasks(compare_chunk, args, workers=workers, executor=executor, report=report)
     examined, by_class, examples = _merge(results)
     nan_codes = by_class.pop("nan_code")
     mismatches = sum(by_class.values())

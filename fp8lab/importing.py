@@ -1,0 +1,37 @@
+"""Resolve a user's ``MODULE:FUNC`` to the object it names."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = ["ImportSpecError", "import_object"]
+
+
+class ImportSpecError(ValueError):
+    """A ``MODULE:FUNC`` that is malformed, cannot be imported or is not callable."""
+
+
+def import_object(spec: str) -> Any:
+    """Import ``MODULE:ATTR[.ATTR...]`` and return the callable it names.
+
+    Raises:
+        ImportSpecError: saying which step failed: the form, the import, the
+            attribute lookup, or that the object is not callable.
+    """
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ImportSpecError(f"{spec!r} is not of the form MODULE:FUNC")
+    try:
+        target: Any = importlib.import_module(module_name)
+    except Exception as exc:  # noqa: BLE001 - any import failure is reported plainly
+        raise ImportSpecError(
+            f"cannot import module {module_name!r}: {type(exc).__name__}: {exc}"
+        ) from None
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            raise ImportSpecError(f"module {module_name!r} has no attribute {attr!r}")
+        target = getattr(target, part)
+    if not callable(target):
+        raise ImportSpecError(f"{spec!r} is not callable")
+    return target
