@@ -18,6 +18,7 @@ from fp8lab.detect import (
     KernelError,
     benchmark_enumeration,
     brute_force,
+    crosscheck,
     enumerate_exposing,
     parse_scales,
     resolve_kernel,
@@ -79,18 +80,18 @@ def _entry(args: argparse.Namespace, a: str, b: str, scale: float) -> dict[str, 
     common = {"fmt": args.format, "start": args.start, "stop": args.stop}
     if args.method == "enumerate":
         return enumerate_exposing(scale, a, b, **common).to_dict()
-    brute = brute_force(
-        scale, a, b, workers=args.workers, progress=None if args.quiet else Progress, **common
-    ).to_dict()
+    progress = None if args.quiet else Progress
     if args.method == "brute":
-        return brute
+        return brute_force(scale, a, b, workers=args.workers, progress=progress, **common).to_dict()
+    check = crosscheck(scale, a, b, workers=args.workers, progress=progress, **common)
     enum = enumerate_exposing(scale, a, b, **common).to_dict()
     return {
-        **brute,
+        **enum,
         "method": "check",
-        "enumerate_count": enum["count"],
-        "enumerate_seconds": enum["wall_seconds"],
-        "equal": enum["inputs"] == brute["inputs"],
+        "brute_count": check.brute_count,
+        "enumerate_count": check.enumerate_count,
+        "equal": check.equal,
+        "wall_seconds": check.brute_seconds,
     }
 
 

@@ -7,6 +7,7 @@ rounding midpoint of the format (:mod:`fp8lab.detect.structure`).
 
 from fp8lab.detect.bf16 import all_bf16_exposing, bf16_exposing
 from fp8lab.detect.brute import brute_force
+from fp8lab.detect.crosscheck import CrossCheck, crosscheck, window_around
 from fp8lab.detect.design import Detector, design_detector
 from fp8lab.detect.enumeration import benchmark_enumeration, candidate_inputs, enumerate_exposing
 from fp8lab.detect.golden import GoldenVectors, check_golden, load_golden, write_golden
@@ -21,6 +22,7 @@ from fp8lab.detect.tie_population import SeedScore, TiePopulation, seed_scores, 
 
 __all__ = [
     "BUILTIN_PAIR_KERNELS",
+    "CrossCheck",
     "Detector",
     "ExposedInput",
     "ExposureRecord",
@@ -38,6 +40,7 @@ __all__ = [
     "brute_force",
     "candidate_inputs",
     "check_golden",
+    "crosscheck",
     "describe_sweep",
     "design_detector",
     "draw_probability",
@@ -51,5 +54,6 @@ __all__ = [
     "seed_scores",
     "sweep",
     "tie_population",
+    "window_around",
     "write_golden",
 ]

@@ -28,7 +28,7 @@ from fp8lab.detect.scales import as_scales
 from fp8lab.detect.windows import candidate_windows, window_bits
 from fp8lab.parallel import default_workers
 
-__all__ = ["COLUMNS", "SweepRecord", "sweep", "sweep_batch"]
+__all__ = ["COLUMNS", "PER_MIDPOINT", "SweepRecord", "sweep", "sweep_batch"]
 
 COLUMNS = (
     "count",
@@ -40,6 +40,7 @@ COLUMNS = (
     "bf16_count",
 )
 BATCH = 1000
+PER_MIDPOINT = "scales_exposing_midpoint"
 
 
 def sweep_batch(scales: npt.NDArray[np.float32], fmt: str = "e4m3fn") -> dict[str, np.ndarray]:
@@ -75,10 +76,12 @@ def sweep_batch(scales: npt.NDArray[np.float32], fmt: str = "e4m3fn") -> dict[st
         hit & ~on_d & ~on_q,
         bf16,
     )
-    return {
+    out = {
         name: 2 * c.reshape(c.shape[0], -1).sum(axis=1, dtype=np.int64)
         for name, c in zip(COLUMNS, cols, strict=True)
     }
+    out[PER_MIDPOINT] = hit.any(axis=2).sum(axis=0, dtype=np.int64)  # scales exposing each m
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,6 +94,9 @@ class SweepRecord:
         columns: one int64 array of shape (S,) per name in :data:`COLUMNS`.
         reciprocal_error: ``(fl(1/s) * s - 1) * 2**24`` per scale, exact.
         wall_seconds: time taken.
+        midpoints: the positive midpoints of the format, shape (K,).
+        scales_exposing_midpoint: at how many scales each midpoint (either
+            sign) has an exposing input, shape (K,).
     """
 
     format: str
@@ -98,6 +104,8 @@ class SweepRecord:
     columns: dict[str, npt.NDArray[np.int64]]
     reciprocal_error: npt.NDArray[np.float64]
     wall_seconds: float
+    midpoints: npt.NDArray[np.float64]
+    scales_exposing_midpoint: npt.NDArray[np.int64]
 
     def __post_init__(self) -> None:
         self.scales.setflags(write=False)
@@ -115,6 +123,8 @@ class SweepRecord:
             "reciprocal_error_ulps": [float(e) for e in self.reciprocal_error],
             **{k: [int(v) for v in a] for k, a in self.columns.items()},
             "wall_seconds": self.wall_seconds,
+            "midpoints_hex": [float(m).hex() for m in self.midpoints],
+            PER_MIDPOINT: [int(v) for v in self.scales_exposing_midpoint],
         }
 
     def to_json(self) -> str:
@@ -159,6 +169,15 @@ def sweep(
             if executor is None:
                 pool.shutdown()
     columns = {k: np.concatenate([r[k] for r in results]) for k in COLUMNS}
+    per_midpoint: npt.NDArray[np.int64] = np.stack([r[PER_MIDPOINT] for r in results]).sum(axis=0)
     r = (np.float32(1.0) / arr).astype(np.float64)
     error = (r * arr.astype(np.float64) - 1.0) * 2.0**24  # 24x24-bit product: exact
-    return SweepRecord(fmt, arr, columns, error, round(time.monotonic() - t0, 3))
+    return SweepRecord(
+        fmt,
+        arr,
+        columns,
+        error,
+        round(time.monotonic() - t0, 3),
+        midpoint_table(fmt).values,
+        per_midpoint,
+    )

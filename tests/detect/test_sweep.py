@@ -66,3 +66,12 @@ def test_exposure_is_invariant_under_powers_of_two() -> None:
         moved = sweep_batch((sig.astype(np.float64) * 2.0**k).astype(np.float32))
         for name, col in base.items():
             assert np.array_equal(moved[name], col), (k, name)
+
+
+def test_per_midpoint_exposure_adds_up_to_the_midpoint_column() -> None:
+    from fp8lab.detect import log_scales, sweep
+
+    record = sweep(log_scales(300), workers=1)
+    assert record.midpoints.size == record.scales_exposing_midpoint.size == 127
+    assert 2 * int(record.scales_exposing_midpoint.sum()) == int(record.columns["midpoints"].sum())
+    assert record.scales_exposing_midpoint.max() <= 300
