@@ -9,6 +9,7 @@ under ``$FP8LAB_SCRATCH``).
 from __future__ import annotations
 
 import datetime as dt
+import io
 import os
 from collections.abc import Sequence
 from dataclasses import asdict, is_dataclass
@@ -16,10 +17,12 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from IPython.display import SVG, Markdown, display
 from matplotlib.figure import Figure
 
 from fp8lab.evidence.figures import save_figure
+from fp8lab.evidence.run_dir import write_atomic
 from fp8lab.evidence.sidecar import write_sidecar
 
 __all__ = ["NotebookOutput"]
@@ -63,6 +66,13 @@ class NotebookOutput:
         lines += ["| " + " | ".join(_cell(d.get(c)) for c in shown) + " |" for d in dicts]
         display(Markdown(f"**{name}** ({len(dicts)} rows)\n\n" + "\n".join(lines)))
 
+    def arrays(self, name: str, **arrays: np.ndarray) -> None:
+        """Write ``arrays/<name>.npz`` (compressed) for data too large for a table."""
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]  # numpy stub: allow_pickle
+        path = write_atomic(self.directory / "arrays" / f"{name}.npz", buffer.getvalue())
+        self.written.append(path)
+
     def figure(self, fig: Figure, name: str) -> None:
         """Save ``fig`` as ``figures/<name>.svg`` and show it inline."""
         path, data = save_figure(fig, self.directory, name)
@@ -77,4 +87,4 @@ def _cell(value: Any) -> str:
         return repr(value)
     if isinstance(value, dict):
         return ", ".join(f"{k}: {v}" for k, v in value.items() if v)
-    return str(value)
+    return str(value).replace("|", "\\|")  # a bare pipe would end the Markdown cell

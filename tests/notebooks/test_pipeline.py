@@ -152,3 +152,25 @@ def test_interactive_run_with_defaults_writes_to_scratch(
     runs = list((tmp_path / "scratch").iterdir())
     assert len(runs) == 1 and runs[0].name.startswith("gate_g1-")
     assert (runs[0] / "tables" / "detector.json").is_file()
+
+
+def test_detector_notebook_smoke_run(tmp_path: Path) -> None:
+    done = run_notebook(NOTEBOOKS_DIR / "divide_vs_reciprocal.ipynb", tmp_path, {"smoke": True})
+    checks = tables(done.directory, "enumeration_vs_brute")
+    assert len(checks) >= 30 and all(c["equal"] and c["examined"] > 0 for c in checks)
+    counts = {
+        from_hex_floats(r["scale"]): r["count"] for r in tables(done.directory, "table_scales")
+    }  # type: ignore[arg-type]
+    assert sorted(counts.values()) == [0, 30, 60, 118, 128]
+    golden = list((done.directory / "golden").iterdir())
+    assert sorted(p.suffix for p in golden) == [".json", ".npz"]
+
+
+def test_sweep_notebook_smoke_run(tmp_path: Path) -> None:
+    import numpy as np
+
+    done = run_notebook(NOTEBOOKS_DIR / "tie_sweep.ipynb", tmp_path, {"smoke": True})
+    summary = tables(done.directory, "summary")[0]
+    assert summary["scales"] == 2000 and summary["powers_of_two_exposing"] == 0
+    with np.load(done.directory / "arrays" / "sweep.npz") as data:
+        assert data["count"].size == 2000 and data["scales"].dtype == np.float32

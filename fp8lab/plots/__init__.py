@@ -1,0 +1,19 @@
+"""The notebooks' figures: computed data in, matplotlib Figure out."""
+
+from fp8lab.plots.atlas import plot_boundaries, plot_codes
+from fp8lab.plots.detect import (
+    plot_count_distribution,
+    plot_exposable_midpoints,
+    plot_strength_vs_scale,
+)
+from fp8lab.plots.gates import plot_class_mismatches, plot_detector_counts
+
+__all__ = [
+    "plot_boundaries",
+    "plot_class_mismatches",
+    "plot_codes",
+    "plot_count_distribution",
+    "plot_detector_counts",
+    "plot_exposable_midpoints",
+    "plot_strength_vs_scale",
+]
