@@ -2,8 +2,11 @@
 
 Cases are scales x input dtypes (the seed's seven scales, float32 and
 bfloat16 input). In each case one assertion per word class checks that every
-word of that class gives the reference byte. NaN-code disagreements are
-counted apart and do not fail the gate (the population has no NaN input).
+word of that class gives the reference byte. The special words (±NaN, ±inf)
+check the kernel's stated NaN policy: a NaN input must give exactly the code
+the kernel declares (``nan_input_code``, default 0x7F as in vllm.cpp), so a
+NaN-code disagreement there fails the special-class assertion; it is still
+counted apart from the byte mismatches.
 Vacuity guards: a case that examines no words fails, and so does one where
 half or more of the reference bytes are zero in magnitude (fp8-facts §3).
 """
@@ -20,13 +23,14 @@ from fp8lab.compare import compare_codes
 from fp8lab.formats import FORMATS
 from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender
 from fp8lab.kernels.protocol import QuantKernel
-from fp8lab.populations import G1_SEED, Population, g1_population
+from fp8lab.populations import G1_SEED, Population, WordClass, g1_population
 from fp8lab.refs import reference_quant_static
 
 __all__ = ["G1_INPUT_DTYPES", "G1_SCALES", "run_g1"]
 
 G1_SCALES = (1.0, 0.5, 0.035, 0.0092, 7.25, 0.13, 0.77)
 G1_INPUT_DTYPES = ("float32", "bfloat16")
+VLLM_CPP_NAN_CODE = 0x7F
 _E4M3FN = FORMATS["e4m3fn"]
 _DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
 
@@ -51,12 +55,14 @@ def _run_case(
     offenders: list[Offender],
     by_class: Counter[str],
     max_offenders: int,
+    nan_code: int,
 ) -> CaseResult:
     name = f"s={scale!r}/{dtype_name}"
     x = population.words.astype(_DTYPES[dtype_name])
     labels = [c.value for c in population.classes]
     classes = sorted(set(labels))
     want = reference_quant_static(x, scale)
+    want[np.isnan(x.astype(np.float32))] = nan_code
     nonzero = float(np.mean((want & 0x7F) != 0)) if want.size else 0.0
     try:
         got = kernel.quantize(x, scale)
@@ -71,7 +77,8 @@ def _run_case(
         in_class = np.array([lbl == cls for lbl in labels], np.bool_)
         count = int((result.mismatch & in_class).sum())
         by_class[cls] += count
-        failed += count > 0
+        nan_policy_broken = cls == WordClass.SPECIAL.value and (result.nan_code & in_class).any()
+        failed += count > 0 or bool(nan_policy_broken)
     for i in np.flatnonzero(result.mismatch)[: max(0, max_offenders - len(offenders))]:
         offenders.append(
             Offender(name, labels[i], int(i), _hex(x, int(i)), f"{got[i]:#04x}", f"{want[i]:#04x}")
@@ -94,6 +101,9 @@ def _verdict(cases: Sequence[CaseResult]) -> tuple[GateStatus, str]:
     bad = [c.name for c in cases if c.mismatches]
     if bad:
         return GateStatus.FAIL, f"byte mismatches in {len(bad)} of {len(cases)} cases"
+    policy = [c.name for c in cases if c.assertions_failed]
+    if policy:
+        return GateStatus.FAIL, f"NaN inputs break the declared NaN code in {len(policy)} cases"
     return GateStatus.PASS, ""
 
 
@@ -104,6 +114,7 @@ def run_g1(
     input_dtypes: Sequence[str] = G1_INPUT_DTYPES,
     seed: int = G1_SEED,
     max_offenders: int = 8,
+    special_words: bool = True,
 ) -> GateResult:
     """Run G1 on ``kernel``.
 
@@ -113,17 +124,28 @@ def run_g1(
         input_dtypes: ``"float32"`` and/or ``"bfloat16"``.
         seed: seed of the population's uniform words.
         max_offenders: how many offending words to keep.
+        special_words: include ±NaN and ±inf (False: the seed's population).
 
     Raises:
         ValueError: for an unknown input dtype name.
     """
+    nan_code = int(getattr(kernel, "nan_input_code", VLLM_CPP_NAN_CODE))
     unknown = set(input_dtypes) - set(_DTYPES)
     if unknown:
         raise ValueError(f"unknown input dtypes {sorted(unknown)}; use {G1_INPUT_DTYPES}")
     offenders: list[Offender] = []
     by_class: Counter[str] = Counter()
     cases = [
-        _run_case(kernel, g1_population(s, seed=seed), s, d, offenders, by_class, max_offenders)
+        _run_case(
+            kernel,
+            g1_population(s, seed=seed, special=special_words),
+            s,
+            d,
+            offenders,
+            by_class,
+            max_offenders,
+            nan_code,
+        )
         for s in scales
         for d in input_dtypes
     ]

@@ -44,10 +44,17 @@ class FunctionKernel:
 
     ``encode(y)`` is ``func(y, 1.0)``: for every y, ``y * float32(1/1.0) == y``
     bit for bit (NaN stays NaN), so a correct kernel encodes y unchanged.
+    The NaN policy is read from ``func.nan_input_code`` if the callable has
+    one, else it is vllm.cpp's (NaN -> 0x7F).
     """
 
     name: str
     func: QuantizeFn
+
+    @property
+    def nan_input_code(self) -> int:
+        """The code the wrapped kernel declares for a NaN input."""
+        return int(getattr(self.func, "nan_input_code", 0x7F))
 
     def quantize(self, x: np.ndarray, scale: Any) -> npt.NDArray[np.uint8]:
         """Call the wrapped function."""

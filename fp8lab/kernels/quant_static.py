@@ -51,10 +51,12 @@ class StaticQuantKernel:
     Args:
         name: short id used in records.
         encoder: float32 -> e4m3fn codes, saturating (the clamp lives here).
+        nan_input_code: the code a NaN input gives (its stated NaN policy).
     """
 
     name: str
     encoder: Callable[[npt.NDArray[np.float32]], npt.NDArray[np.uint8]]
+    nan_input_code: int = 0x7F
 
     def quantize(self, x: np.ndarray, scale: Any) -> npt.NDArray[np.uint8]:
         """Quantize ``x`` with the static per-tensor ``scale``.
@@ -72,7 +74,7 @@ class StaticQuantKernel:
 
 
 _VLLM_CPP = StaticQuantKernel("vllm_cpp", _encode_vllm_cpp)
-_UPSTREAM = StaticQuantKernel("upstream", _encode_upstream)
+_UPSTREAM = StaticQuantKernel("upstream", _encode_upstream, nan_input_code=0x7E)
 _F32TOFP8 = StaticQuantKernel("f32tofp8", f32_to_fp8)
 
 BUILTIN_KERNELS = {k.name: k for k in (_VLLM_CPP, _UPSTREAM, _F32TOFP8)}

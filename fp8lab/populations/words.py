@@ -19,6 +19,7 @@ class WordClass(enum.Enum):
     TIE = "tie"
     LADDER = "ladder"
     ZERO = "zero"
+    SPECIAL = "special"
 
 
 @dataclass(frozen=True, eq=False)

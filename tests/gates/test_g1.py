@@ -16,6 +16,7 @@ from fp8lab.gates import (
 )
 from fp8lab.gates.seed_table import detector_counts
 from fp8lab.kernels import BUILTIN_KERNELS, FunctionKernel, QuantKernel
+from fp8lab.populations import G1_WORDS
 
 SEED_DETECTOR_COUNTS = {1.0: 0, 0.5: 0, 0.035: 0, 0.0092: 24, 7.25: 0, 0.13: 78, 0.77: 82}
 
@@ -25,8 +26,8 @@ def test_builtin_kernels_pass_and_count_what_they_examined(name: str) -> None:
     result = run_g1(BUILTIN_KERNELS[name])
     assert result.status is GateStatus.PASS, result.reason
     assert result.cases == 14
-    assert result.assertions == 14 * 5
-    assert result.words == 14 * 4319
+    assert result.assertions == 14 * 6  # random, saturation, tie, ladder, zero, special
+    assert result.words == 14 * G1_WORDS == 14 * (4319 + 4)
     assert result.mismatches == 0 and result.assertions_failed == 0
     assert all(c.nonzero_fraction > 0.5 for c in result.case_results)
 
@@ -86,3 +87,24 @@ def test_g2_is_pending_and_exit_codes_distinguish_it() -> None:
     assert exit_code([passed, pending, failed]) == 1
     with pytest.raises(ValueError, match="no gate"):
         exit_code([])
+
+
+def test_special_words_check_the_declared_nan_policy() -> None:
+    def keeps_nan_sign(x: np.ndarray, s: object) -> np.ndarray:
+        return encode(
+            x.astype(np.float32) / np.float32(1.0) * (np.float32(1) / np.float32(s)),
+            nan="keep-sign",
+        )
+
+    strict = run_g1(FunctionKernel("keeps_sign", keeps_nan_sign))
+    assert strict.status is GateStatus.FAIL and strict.mismatches == 0
+    assert strict.nan_code_mismatches == 14 and "NaN" in strict.reason
+    seed_only = run_g1(FunctionKernel("keeps_sign", keeps_nan_sign), special_words=False)
+    assert seed_only.status is GateStatus.PASS and seed_only.words == 14 * 4319
+
+    def upstream_like(x: np.ndarray, s: object) -> np.ndarray:
+        return BUILTIN_KERNELS["upstream"].quantize(x, s)
+
+    assert run_g1(FunctionKernel("up", upstream_like)).status is GateStatus.FAIL
+    upstream_like.nan_input_code = 0x7E  # type: ignore[attr-defined]
+    assert run_g1(FunctionKernel("up", upstream_like)).status is GateStatus.PASS

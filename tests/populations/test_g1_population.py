@@ -10,8 +10,16 @@ from fp8lab.populations import WordClass, g1_population, g1_structured_values
 def test_sizes_and_classes_match_the_seed() -> None:
     pop = g1_population(0.13)
     counts = Counter(c.value for c in pop.classes)
-    assert counts == {"random": 4096, "saturation": 11, "tie": 182, "ladder": 27, "zero": 3}
-    assert len(pop) == 4319
+    assert counts == {
+        "random": 4096,
+        "saturation": 11,
+        "tie": 182,
+        "ladder": 27,
+        "zero": 3,
+        "special": 4,
+    }
+    assert len(pop) == 4323
+    assert len(g1_population(0.13, special=False)) == 4319  # the seed's population exactly
     assert len(pop.subset(WordClass.TIE, WordClass.LADDER)) == 209
 
 
@@ -33,7 +41,7 @@ def test_structured_words_are_float32_products_and_random_words_are_seeded() -> 
     s = 7.25
     pop = g1_population(s)
     structured = np.array([v for _, v in g1_structured_values()], np.float32)
-    assert np.array_equal(pop.words[4096:], structured * np.float32(s))
+    assert np.array_equal(pop.words[4096:4319], structured * np.float32(s))
     random_words = pop.words[:4096]
     assert random_words.min() >= -2 and random_words.max() <= 2
     assert np.array_equal(random_words, g1_population(0.5).words[:4096])
