@@ -87,4 +87,6 @@ def _cell(value: Any) -> str:
         return repr(value)
     if isinstance(value, dict):
         return ", ".join(f"{k}: {v}" for k, v in value.items() if v)
+    if isinstance(value, list | tuple):
+        return ", ".join(_cell(v) for v in value)
     return str(value).replace("|", "\\|")  # a bare pipe would end the Markdown cell

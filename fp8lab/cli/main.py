@@ -13,6 +13,7 @@ from fp8lab.cli import (
     evidence_cmd,
     exhaustive_cmd,
     gates_cmd,
+    mutate_cmd,
     prove_cmd,
     sweep_cmd,
 )
@@ -31,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         bench_cmd,
         prove_cmd,
         evidence_cmd,
+        mutate_cmd,
         detect_cmd,
         sweep_cmd,
         design_cmd,

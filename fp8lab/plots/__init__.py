@@ -7,6 +7,7 @@ from fp8lab.plots.detect import (
     plot_strength_vs_scale,
 )
 from fp8lab.plots.gates import plot_class_mismatches, plot_detector_counts
+from fp8lab.plots.mutants import plot_margins
 
 __all__ = [
     "plot_boundaries",
@@ -15,5 +16,6 @@ __all__ = [
     "plot_count_distribution",
     "plot_detector_counts",
     "plot_exposable_midpoints",
+    "plot_margins",
     "plot_strength_vs_scale",
 ]

@@ -174,3 +174,11 @@ def test_sweep_notebook_smoke_run(tmp_path: Path) -> None:
     assert summary["scales"] == 2000 and summary["powers_of_two_exposing"] == 0
     with np.load(done.directory / "arrays" / "sweep.npz") as data:
         assert data["count"].size == 2000 and data["scales"].dtype == np.float32
+
+
+def test_mutation_notebook_smoke_run(tmp_path: Path) -> None:
+    done = run_notebook(NOTEBOOKS_DIR / "mutation.ipynb", tmp_path, {"smoke": True})
+    rows = tables(done.directory, "catalogue")
+    assert rows and all(r["verdict"] == "KILLED" and r["failed_assertions"] >= 3 for r in rows)
+    seed = {r["id"]: r for r in tables(done.directory, "seed_table")}
+    assert seed["M2"]["seed_failed"] == 6 and seed["M2"]["failed"] == 4

@@ -1,0 +1,108 @@
+"""The mutant catalogue, as data: one record per mutant (fp8-facts §3; known bug classes).
+
+``build`` names the builder in :mod:`.quant_mutants` (target ``quant``, gated
+by G1) or :mod:`.gemm_mutants` (target ``gemm``, gated by G3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["CATALOGUE", "SEED_NOTES", "SEED_TABLE", "MutantSpec"]
+
+SEED = "seed PR #842"
+KNOWN = "known bug class"
+
+
+@dataclass(frozen=True)
+class MutantSpec:
+    """One catalogue mutant."""
+
+    id: str
+    description: str
+    bug_class: str
+    origin: str
+    target: str
+    build: str
+
+
+CATALOGUE: tuple[MutantSpec, ...] = (
+    MutantSpec("M0", "kernel missing or unregistered", "registration", SEED, "quant", "M0"),
+    MutantSpec("M1", "input scale ignored", "scaling", SEED, "quant", "M1"),
+    MutantSpec("M2", "divide instead of reciprocal-multiply", "scaling", SEED, "quant", "M2"),
+    MutantSpec(
+        "M3", "saturation removed at both points of F32ToFp8", "overflow", SEED, "quant", "M3"
+    ),
+    MutantSpec("M4", "truncation instead of RNE", "rounding", SEED, "quant", "M4"),
+    MutantSpec(
+        "K01", "round half away from zero", "rounding", KNOWN, "quant", "half_away_from_zero"
+    ),
+    MutantSpec("K02", "ties to odd", "rounding", KNOWN, "quant", "ties_to_odd"),
+    MutantSpec("K03", "NaN sign kept (vllm.cpp drops it)", "nan", KNOWN, "quant", "nan_keeps_sign"),
+    MutantSpec("K04", "NaN -> 0x7E on the vllm.cpp kernel", "nan", KNOWN, "quant", "nan_to_max"),
+    MutantSpec("K05", "-0 becomes +0", "signed zero", KNOWN, "quant", "negative_zero_dropped"),
+    MutantSpec(
+        "K06", "subnormals flushed to zero", "subnormal", KNOWN, "quant", "subnormals_flushed"
+    ),
+    MutantSpec(
+        "K07", "double rounding through float16", "double rounding", KNOWN, "quant", "via_float16"
+    ),
+    MutantSpec(
+        "K08", "double rounding through bfloat16", "double rounding", KNOWN, "quant", "via_bfloat16"
+    ),
+    MutantSpec("K09", "exponent bias off by one", "encoding", KNOWN, "quant", "bias_off_by_one"),
+    MutantSpec(
+        "K10",
+        "overflow to NaN instead of saturation",
+        "overflow",
+        KNOWN,
+        "quant",
+        "overflow_to_nan",
+    ),
+    MutantSpec(
+        "K11",
+        "clamp applied after rounding instead of before",
+        "overflow",
+        KNOWN,
+        "quant",
+        "clamp_after_round",
+    ),
+    MutantSpec(
+        "K12",
+        "per-shard scales collapsed with min instead of max",
+        "scaling",
+        KNOWN,
+        "quant",
+        "shards_min",
+    ),
+)
+
+# The seed's mutation table (vllm.cpp PR #842): failed / run assertions of its C++ suite.
+SEED_TABLE = {
+    "M0": (5, 6),
+    "M1": (24, 56),
+    "M2": (6, 56),
+    "M3": (28, 56),
+    "M4": (28, 56),
+    "M5a": (3, 56),
+    "M5b": (3, 56),
+}
+
+# Why fp8lab's counts differ from the seed's. G1 here asserts once per case (scale x input
+# dtype) and word class: 14 cases x 6 classes = 84 assertions, where the C++ suite had
+# 56 assertions over 4 test cases for all of G1, G2 and G3.
+SEED_NOTES = {
+    "M0": "The seed removed the registrations, so the C++ runner ran only the 6 assertions that "
+    "did not need them (5 failed). fp8lab calls the kernel in every case; a missing kernel "
+    "raises in all 14 cases, so every assertion fails and the case count does not shrink.",
+    "M1": "Ignoring the scale is a no-op at s = 1.0 in both suites; fp8lab also fails the "
+    "bfloat16 cases and counts per word class, so more assertions fail.",
+    "M2": "Divide exposes only tie and ladder words at 0.0092, 0.13 and 0.77 with float32 "
+    "input (184 words); fp8lab fails the tie class at 3 scales and the ladder class at 0.0092 "
+    "(4 assertions), the seed 2 assertions per scale (6).",
+    "M3": "Both saturation points removed; fp8lab's per-class assertions fail at every scale, "
+    "and the special words (+-inf) fail too.",
+    "M4": "Truncation moves random, tie and ladder words at every scale; counted per class.",
+    "M5a": "G3 (the GEMM gate) checks this mutant; see the G3 rows.",
+    "M5b": "G3 (the GEMM gate) checks this mutant; see the G3 rows.",
+}

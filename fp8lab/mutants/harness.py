@@ -1,0 +1,141 @@
+"""Run gates against mutants and record verdicts and kill margins (Cosmic Ray style).
+
+A mutant is KILLED when a gate it is run under FAILs, SURVIVED when every
+such gate PASSes, and INCOMPETENT when it could not be built or loaded. The
+kill margin is the number of failed assertions; below ``threshold`` it is
+flagged thin. A case count that differs from the restored kernel's is
+reported, as the seed noted for M0.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from fp8lab.gates import GateResult, GateStatus
+
+__all__ = ["GATE_TARGETS", "GateRunner", "MutantResult", "Verdict", "judge"]
+
+GateRunner = Callable[[Any], GateResult]
+
+GATE_TARGETS = {"G1": "quant", "G3": "gemm"}
+
+
+class Verdict(enum.Enum):
+    """What the gates made of a mutant."""
+
+    KILLED = "KILLED"
+    SURVIVED = "SURVIVED"
+    INCOMPETENT = "INCOMPETENT"
+
+
+@dataclass(frozen=True)
+class MutantResult:
+    """One mutant under the selected gates."""
+
+    id: str
+    description: str
+    target: str
+    built: bool
+    build_error: str
+    verdict: Verdict
+    cases: int
+    assertions: int
+    failed_assertions: int
+    passed_assertions: int
+    moved_words: int
+    killed_by: tuple[str, ...]
+    thin: bool
+    case_count_changed: bool
+    diff: str = ""
+
+    @property
+    def margin(self) -> int:
+        """Failed assertions: how far from surviving the mutant was."""
+        return self.failed_assertions
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with the verdict as its string."""
+        return {**asdict(self), "verdict": self.verdict.value, "margin": self.margin}
+
+    def to_json(self) -> str:
+        """Stable JSON."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+
+def _gates_for(target: str, gates: Mapping[str, GateRunner]) -> list[str]:
+    return [g for g in gates if GATE_TARGETS.get(g) == target]
+
+
+def judge(
+    mutant_id: str,
+    description: str,
+    target: str,
+    build: Callable[[], Any],
+    gates: Mapping[str, GateRunner],
+    baseline_cases: Mapping[str, int],
+    *,
+    threshold: int = 3,
+    diff: str = "",
+) -> MutantResult:
+    """Build one mutant (a kernel, or a list of kernels from one mutated module) and gate it.
+
+    Every selected gate that applies to ``target`` runs on every kernel built.
+
+    Raises:
+        ValueError: if none of ``gates`` applies to ``target`` (nothing would run).
+    """
+    applicable = _gates_for(target, gates)
+    if not applicable:
+        raise ValueError(f"{mutant_id}: no gate among {list(gates)} checks a {target} kernel")
+    try:
+        built = build()
+    except Exception as exc:  # noqa: BLE001 - any build failure is INCOMPETENT
+        return MutantResult(
+            mutant_id,
+            description,
+            target,
+            False,
+            f"{type(exc).__name__}: {exc}",
+            Verdict.INCOMPETENT,
+            0,
+            0,
+            0,
+            0,
+            0,
+            (),
+            False,
+            False,
+            diff,
+        )
+    kernels = built if isinstance(built, list) else [built]
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)  # a mutant's warnings are not verdicts
+        results: list[GateResult] = [gates[g](k) for g in applicable for k in kernels]
+    failed = sum(r.assertions_failed for r in results)
+    killed_by = tuple(sorted({r.gate for r in results if r.status is GateStatus.FAIL}))
+    cases = sum(r.cases for r in results)
+    verdict = Verdict.KILLED if killed_by else Verdict.SURVIVED
+    return MutantResult(
+        id=mutant_id,
+        description=description,
+        target=target,
+        built=True,
+        build_error="",
+        verdict=verdict,
+        cases=cases,
+        assertions=sum(r.assertions for r in results),
+        failed_assertions=failed,
+        passed_assertions=sum(r.assertions - r.assertions_failed for r in results),
+        moved_words=sum(r.mismatches + r.nan_code_mismatches for r in results),
+        killed_by=killed_by,
+        thin=verdict is Verdict.KILLED and failed < threshold,
+        case_count_changed=cases != len(kernels) * sum(baseline_cases[g] for g in applicable),
+        diff=diff,
+    )

@@ -1,0 +1,184 @@
+"""The mutation report: catalogue before and after strengthening, source score, seed table."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fp8lab.mutants.catalogue import SEED_NOTES, SEED_TABLE
+from fp8lab.mutants.harness import MutantResult, Verdict
+from fp8lab.mutants.runner import (
+    SOURCE_MODULES,
+    Equivalent,
+    load_equivalents,
+    run_catalogue,
+    run_source,
+    source_score,
+)
+from fp8lab.mutants.source import load_mutant, source_mutations
+
+__all__ = ["EQUIVALENCE_PROBES", "MutationReport", "check_equivalent", "mutation_report"]
+
+# Float32 pattern ranges where the justified equivalents are re-checked bit for bit:
+# e4m3fn subnormals, the subnormal/normal boundary 2^-6, the binade carry below 2, the
+# top of the range from 446 to 464, and max float32 / inf / the first NaNs; both signs.
+EQUIVALENCE_PROBES = (
+    (0x3A00_0000, 0x3A10_0000),
+    (0x3C70_0000, 0x3C90_0000),
+    (0x3FF8_0000, 0x4008_0000),
+    (0x43DF_0000, 0x43E9_0000),
+    (0x7F7F_FF00, 0x7F80_0100),
+)
+
+
+def check_equivalent(key: str, entry: Equivalent) -> int:
+    """Re-check a justified equivalent on :data:`EQUIVALENCE_PROBES`; return patterns examined.
+
+    Raises:
+        AssertionError: if the mutant changes a byte there, or the entry is stale.
+    """
+    module = key.split(":", 1)[0]
+    mutation = next(m for m in source_mutations(module) if m.key == key)
+    if (mutation.original, mutation.replacement) != (entry.original, entry.replacement):
+        raise AssertionError(
+            f"{key}: stale justification, the site now reads "
+            f"{mutation.original!r} -> {mutation.replacement!r}"
+        )
+    kernels_of = SOURCE_MODULES[module][1]
+    original = kernels_of(__import__(module, fromlist=["_"]))
+    mutant = kernels_of(load_mutant(mutation))
+    pairs = zip(
+        original if isinstance(original, list) else [original],
+        mutant if isinstance(mutant, list) else [mutant],
+        strict=True,
+    )
+    examined = 0
+    for good, bad in pairs:
+        for lo, hi in EQUIVALENCE_PROBES:
+            bits = np.arange(lo, hi, dtype=np.uint32)
+            x = np.concatenate([bits, bits ^ np.uint32(0x8000_0000)]).view(np.float32)
+            with np.errstate(all="ignore"):
+                if not np.array_equal(good.encode(x), bad.encode(x)):
+                    raise AssertionError(f"{key}: not equivalent in [{lo:#x}, {hi:#x})")
+            examined += x.size
+    return examined
+
+
+@dataclass(frozen=True)
+class MutationReport:
+    """Everything one ``fp8lab mutate`` run measured."""
+
+    gates: tuple[str, ...]
+    threshold: int
+    catalogue: tuple[MutantResult, ...]
+    before: tuple[MutantResult, ...]
+    source: tuple[MutantResult, ...]
+    equivalent_checked: dict[str, int] = field(default_factory=dict)
+    score: float | None = None
+
+    @property
+    def min_margin(self) -> int | None:
+        """The smallest kill margin among killed catalogue mutants."""
+        killed = [r.margin for r in self.catalogue if r.verdict is Verdict.KILLED]
+        return min(killed) if killed else None
+
+    @property
+    def unjustified_survivors(self) -> tuple[str, ...]:
+        """Source survivors with no equivalence justification."""
+        return tuple(
+            r.id
+            for r in self.source
+            if r.verdict is Verdict.SURVIVED and r.id not in self.equivalent_checked
+        )
+
+    def seed_rows(self) -> list[dict[str, Any]]:
+        """The G1/G3 analogue of the seed's evidence table, with the seed's numbers."""
+        ours = {r.id: r for r in self.catalogue}
+        rows = []
+        for mutant_id, (failed, run) in SEED_TABLE.items():
+            r = ours.get(mutant_id)
+            rows.append(
+                {
+                    "id": mutant_id,
+                    "built": r.built if r else None,
+                    "cases": r.cases if r else None,
+                    "failed": r.failed_assertions if r else None,
+                    "assertions": r.assertions if r else None,
+                    "verdict": r.verdict.value if r else "not run (gate not selected)",
+                    "seed_failed": failed,
+                    "seed_assertions": run,
+                    "why_different": SEED_NOTES[mutant_id],
+                }
+            )
+        return rows
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``entries`` has one row per mutant with the fixed field names."""
+
+        def entry(r: MutantResult, kind: str) -> dict[str, Any]:
+            return {
+                "id": r.id,
+                "kind": kind,
+                "verdict": r.verdict.value,
+                "failed_assertions": r.failed_assertions,
+                "assertions": r.assertions,
+                "moved_words": r.moved_words,
+                "killed_by": list(r.killed_by),
+                "thin": r.thin,
+                "equivalent": r.id in self.equivalent_checked,
+            }
+
+        return {
+            "gates": list(self.gates),
+            "threshold": self.threshold,
+            "entries": [entry(r, "catalogue") for r in self.catalogue]
+            + [entry(r, "source") for r in self.source],
+            "catalogue": [r.to_dict() for r in self.catalogue],
+            "before_strengthening": [r.to_dict() for r in self.before],
+            "source": [r.to_dict() for r in self.source],
+            "equivalent_checked": self.equivalent_checked,
+            "score": self.score,
+            "min_margin": self.min_margin,
+            "unjustified_survivors": list(self.unjustified_survivors),
+            "seed_table": self.seed_rows(),
+        }
+
+    def to_json(self) -> str:
+        """Stable JSON."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True, default=str)
+
+
+def mutation_report(
+    gates: Sequence[str] = ("G1",),
+    *,
+    catalogue: bool = True,
+    source: bool = False,
+    threshold: int = 3,
+) -> MutationReport:
+    """Run the catalogue (with and without G1's special words) and/or the source mutants.
+
+    Raises:
+        ValueError: if neither part is asked for, or the gates check nothing.
+    """
+    if not catalogue and not source:
+        raise ValueError("nothing to run: ask for the catalogue, the source mutants, or both")
+    after = tuple(run_catalogue(gates, threshold=threshold)) if catalogue else ()
+    before = (
+        tuple(run_catalogue(gates, threshold=threshold, special_words=False))
+        if catalogue and "G1" in gates
+        else ()
+    )
+    found = tuple(run_source(gates, threshold=threshold)) if source else ()
+    checked: dict[str, int] = {}
+    score = None
+    if found:
+        equivalents = load_equivalents()
+        survivors = {r.id for r in found if r.verdict is Verdict.SURVIVED}
+        for key in sorted(survivors & set(equivalents)):
+            checked[key] = check_equivalent(key, equivalents[key])
+        score = source_score(found, {k: equivalents[k] for k in checked})
+    return MutationReport(tuple(gates), threshold, after, before, found, checked, score)

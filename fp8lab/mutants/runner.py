@@ -1,0 +1,181 @@
+"""The mutation runs: the catalogue, the source-level mutants, and the report."""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from fp8lab.gates import run_g1
+from fp8lab.kernels import BUILTIN_KERNELS, StaticQuantKernel
+from fp8lab.mutants.catalogue import CATALOGUE, MutantSpec
+from fp8lab.mutants.harness import GATE_TARGETS, GateRunner, MutantResult, Verdict, judge
+from fp8lab.mutants.quant_mutants import QUANT_BUILDERS
+from fp8lab.mutants.source import SourceMutation, load_mutant, parse_module, source_mutations
+
+__all__ = [
+    "EQUIVALENT_FILE",
+    "SOURCE_MODULES",
+    "Equivalent",
+    "gate_runners",
+    "load_equivalents",
+    "run_catalogue",
+    "run_source",
+    "source_score",
+]
+
+EQUIVALENT_FILE = Path(__file__).with_name("equivalent.toml")
+
+# Built-in kernel modules mutated at the source level, and how to get kernels out of one.
+SOURCE_MODULES: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "fp8lab.kernels.f32tofp8": ("quant", lambda m: StaticQuantKernel("f32tofp8", m.f32_to_fp8)),
+    "fp8lab.kernels.quant_static": ("quant", lambda m: list(m.BUILTIN_KERNELS.values())),
+}
+
+
+def gate_runners(gates: Sequence[str], *, special_words: bool = True) -> dict[str, GateRunner]:
+    """The gate functions for ``gates``; ``special_words=False`` is G1 on the seed's words.
+
+    Raises:
+        ValueError: for a gate no mutant target uses.
+    """
+    unknown = [g for g in gates if g not in GATE_TARGETS]
+    if unknown or not gates:
+        raise ValueError(f"mutation runs take gates from {sorted(GATE_TARGETS)}, got {gates}")
+    runners: dict[str, GateRunner] = {}
+    for g in gates:
+        if g == "G1":
+            runners[g] = partial(run_g1, special_words=special_words)
+        else:
+            from fp8lab.gates import GATES
+
+            runners[g] = GATES[g]
+    return runners
+
+
+def _baseline(gates: Mapping[str, GateRunner]) -> dict[str, int]:
+    restored = {"quant": BUILTIN_KERNELS["vllm_cpp"]}
+    return {g: run(restored["quant"]).cases for g, run in gates.items() if g == "G1"} | {
+        g: run(_builtin_gemm()).cases for g, run in gates.items() if g == "G3"
+    }
+
+
+def _builtin_gemm() -> Any:
+    from fp8lab.mutants.gemm_mutants import builtin_gemm_kernel
+
+    return builtin_gemm_kernel()
+
+
+def _builder(spec: MutantSpec) -> Callable[[], Any]:
+    if spec.target == "quant":
+        return QUANT_BUILDERS[spec.build]
+    from fp8lab.mutants.gemm_mutants import GEMM_BUILDERS
+
+    return GEMM_BUILDERS[spec.build]
+
+
+def run_catalogue(
+    gates: Sequence[str] = ("G1",),
+    *,
+    threshold: int = 3,
+    special_words: bool = True,
+    catalogue: Sequence[MutantSpec] = CATALOGUE,
+) -> list[MutantResult]:
+    """Judge every catalogue mutant whose target a selected gate checks.
+
+    Raises:
+        ValueError: for unknown gates, or when no mutant applies (nothing would run).
+    """
+    runners = gate_runners(gates, special_words=special_words)
+    targets = {GATE_TARGETS[g] for g in runners}
+    chosen = [m for m in catalogue if m.target in targets]
+    if not chosen:
+        raise ValueError(f"no catalogue mutant is checked by {list(gates)}")
+    baseline = _baseline(runners)
+    return [
+        judge(m.id, m.description, m.target, _builder(m), runners, baseline, threshold=threshold)
+        for m in chosen
+    ]
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    """A survivor justified as equivalent, with the text it must still match."""
+
+    key: str
+    original: str
+    replacement: str
+    reason: str
+
+
+def load_equivalents(path: Path = EQUIVALENT_FILE) -> dict[str, Equivalent]:
+    """Read the justified equivalent mutants."""
+    data = tomllib.loads(path.read_text())
+    return {e["key"]: Equivalent(**e) for e in data.get("equivalent", [])}
+
+
+def _diff(mutation: SourceMutation) -> str:
+    _, text = parse_module(mutation.module)
+    lines = text.splitlines()
+    before = lines[mutation.line - 1] if mutation.line else mutation.original
+    after = before.replace(mutation.original, mutation.replacement, 1)
+    return "".join(
+        difflib.unified_diff(
+            [before + "\n"], [after + "\n"], f"{mutation.module}:{mutation.line}", "mutant", n=0
+        )
+    )
+
+
+def run_source(
+    gates: Sequence[str] = ("G1",),
+    *,
+    modules: Sequence[str] | None = None,
+    threshold: int = 3,
+) -> list[MutantResult]:
+    """Generate and judge every operator mutant of the built-in kernel modules.
+
+    Raises:
+        ValueError: for unknown gates or modules, or when no module applies.
+    """
+    runners = gate_runners(gates)
+    targets = {GATE_TARGETS[g] for g in runners}
+    names = list(modules) if modules else list(SOURCE_MODULES)
+    unknown = [m for m in names if m not in SOURCE_MODULES]
+    if unknown:
+        raise ValueError(f"no source mutation plan for {unknown}; known: {sorted(SOURCE_MODULES)}")
+    chosen = [m for m in names if SOURCE_MODULES[m][0] in targets]
+    if not chosen:
+        raise ValueError(f"no module among {names} is checked by {list(gates)}")
+    baseline = _baseline(runners)
+    results = []
+    for module in chosen:
+        target, kernels_of = SOURCE_MODULES[module]
+        for mutation in source_mutations(module):
+            build = partial(lambda mu, ko: ko(load_mutant(mu)), mutation, kernels_of)
+            results.append(
+                judge(
+                    mutation.key,
+                    f"{mutation.original} -> {mutation.replacement}",
+                    target,
+                    build,
+                    runners,
+                    baseline,
+                    threshold=threshold,
+                    diff=_diff(mutation),
+                )
+            )
+    return results
+
+
+def source_score(results: Sequence[MutantResult], equivalents: Mapping[str, Equivalent]) -> float:
+    """Killed / (all - incompetent - justified equivalent)."""
+    counted = [
+        r for r in results if r.verdict is not Verdict.INCOMPETENT and r.id not in equivalents
+    ]
+    if not counted:
+        raise ValueError("no source mutant counted: the score would be vacuous")
+    return sum(r.verdict is Verdict.KILLED for r in counted) / len(counted)

@@ -1,0 +1,121 @@
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fp8lab.kernels.f32tofp8 as f32tofp8_module
+from fp8lab.cli.main import main
+from fp8lab.gates import run_g1
+from fp8lab.kernels import BUILTIN_KERNELS, FunctionKernel, quant_static
+from fp8lab.mutants.catalogue import CATALOGUE, SEED_NOTES, SEED_TABLE
+from fp8lab.mutants.harness import MutantResult, Verdict, judge
+from fp8lab.mutants.quant_mutants import QUANT_BUILDERS
+from fp8lab.mutants.report import check_equivalent, mutation_report
+from fp8lab.mutants.runner import gate_runners, load_equivalents, run_catalogue
+from fp8lab.mutants.source import load_mutant, source_mutations
+from fp8lab.populations import g1_population
+
+RUNNERS = gate_runners(["G1"])
+BASELINE = {"G1": 14}
+
+
+def judged(build: object) -> MutantResult:
+    return judge("t", "test", "quant", build, RUNNERS, BASELINE)  # type: ignore[arg-type]
+
+
+def test_a_no_op_mutant_survives() -> None:
+    result = judged(lambda: FunctionKernel("noop", quant_static))
+    assert result.verdict is Verdict.SURVIVED
+    assert result.failed_assertions == 0 and result.assertions == 84
+
+
+def test_a_mutant_that_cannot_be_built_is_incompetent() -> None:
+    def broken_import() -> object:
+        raise ImportError("mutant module failed to import")
+
+    result = judged(broken_import)
+    assert result.verdict is Verdict.INCOMPETENT and not result.built
+    assert "ImportError" in result.build_error
+
+
+def test_m0_is_killed_never_passed() -> None:
+    result = judged(QUANT_BUILDERS["M0"])
+    assert result.verdict is Verdict.KILLED
+    assert result.failed_assertions == result.assertions == 84
+    assert result.killed_by == ("G1",)
+
+
+def test_thin_margins_are_flagged() -> None:
+    result = judge("M2", "divide", "quant", QUANT_BUILDERS["M2"], RUNNERS, BASELINE, threshold=5)
+    assert result.verdict is Verdict.KILLED and result.margin == 4 and result.thin
+
+
+def test_no_applicable_gate_is_an_error() -> None:
+    with pytest.raises(ValueError, match="no gate"):
+        judge("x", "x", "gemm", lambda: None, RUNNERS, BASELINE)
+    with pytest.raises(ValueError, match="gates"):
+        gate_runners(["G2"])
+
+
+# M0 has no behaviour to compare (it raises); test_m0_is_killed_never_passed covers it.
+BEHAVING = [m for m in CATALOGUE if m.target == "quant" and m.id != "M0"]
+
+
+@pytest.mark.parametrize("spec", BEHAVING, ids=lambda m: m.id)
+def test_every_catalogue_mutant_changes_behaviour(spec: object) -> None:
+    kernel = QUANT_BUILDERS[spec.build]()  # type: ignore[attr-defined]
+    words = g1_population(0.13).words
+    with np.errstate(all="ignore"):
+        assert not np.array_equal(
+            kernel.quantize(words, 0.13), BUILTIN_KERNELS["vllm_cpp"].quantize(words, 0.13)
+        )
+
+
+def test_catalogue_is_killed_with_margin_and_strengthening_is_recorded() -> None:
+    after = {r.id: r for r in run_catalogue(["G1"])}
+    assert all(r.verdict is Verdict.KILLED and r.margin >= 3 for r in after.values())
+    before = {r.id: r for r in run_catalogue(["G1"], special_words=False)}
+    survived_before = {k for k, r in before.items() if r.verdict is Verdict.SURVIVED}
+    assert survived_before == {"K03", "K04", "K11"}  # the NaN-policy mutants
+    assert set(SEED_TABLE) >= {"M0", "M1", "M2", "M3", "M4"} and set(SEED_NOTES) == set(SEED_TABLE)
+
+
+def test_source_mutants_load_in_isolation() -> None:
+    path = Path(f32tofp8_module.__file__)
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    mutations = source_mutations("fp8lab.kernels.f32tofp8")
+    assert len(mutations) > 30 and len({m.key for m in mutations}) == len(mutations)
+    flip = next(m for m in mutations if m.operator == "swap_mul_div")
+    mutant = load_mutant(flip)
+    assert mutant.f32_to_fp8 is not f32tofp8_module.f32_to_fp8
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+    assert run_g1(BUILTIN_KERNELS["f32tofp8"]).status.value == "PASS"
+
+
+def test_equivalents_are_current_and_rechecked() -> None:
+    equivalents = load_equivalents()
+    assert len(equivalents) >= 20
+    assert all(e.reason for e in equivalents.values())
+    key = "fp8lab.kernels.f32tofp8:drop_call_statement:4"
+    assert check_equivalent(key, equivalents[key]) > 1_000_000
+
+
+def test_mutate_cli_json_has_the_fixed_fields(tmp_path: Path) -> None:
+    out = tmp_path / "m.json"
+    assert main(["mutate", "--gates", "G1", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    entry = data["entries"][0]
+    for name in ("id", "verdict", "failed_assertions", "assertions", "moved_words", "killed_by"):
+        assert name in entry
+    assert {e["id"] for e in data["entries"]} >= {"M0", "M1", "M2", "M3", "M4"}
+    assert data["min_margin"] >= 3
+    assert main(["mutate", "--gates", "G2"]) == 2
+
+
+def test_report_refuses_to_run_nothing() -> None:
+    with pytest.raises(ValueError, match="nothing to run"):
+        mutation_report(catalogue=False, source=False)
