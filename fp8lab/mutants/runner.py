@@ -10,7 +10,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from fp8lab.gates import run_g1
+from fp8lab.gates import GATES, run_g1
 from fp8lab.kernels import BUILTIN_KERNELS, StaticQuantKernel
 from fp8lab.mutants.catalogue import CATALOGUE, MutantSpec
 from fp8lab.mutants.harness import GATE_TARGETS, GateRunner, MutantResult, Verdict, judge
@@ -43,18 +43,13 @@ def gate_runners(gates: Sequence[str], *, special_words: bool = True) -> dict[st
     Raises:
         ValueError: for a gate no mutant target uses.
     """
-    unknown = [g for g in gates if g not in GATE_TARGETS]
+    unknown = [g for g in gates if g not in GATE_TARGETS or g not in GATES]
     if unknown or not gates:
-        raise ValueError(f"mutation runs take gates from {sorted(GATE_TARGETS)}, got {gates}")
-    runners: dict[str, GateRunner] = {}
-    for g in gates:
-        if g == "G1":
-            runners[g] = partial(run_g1, special_words=special_words)
-        else:
-            from fp8lab.gates import GATES
-
-            runners[g] = GATES[g]
-    return runners
+        usable = sorted(set(GATE_TARGETS) & set(GATES))
+        raise ValueError(f"mutation runs take gates from {usable}, got {list(gates)}")
+    return {
+        g: partial(run_g1, special_words=special_words) if g == "G1" else GATES[g] for g in gates
+    }
 
 
 def _baseline(gates: Mapping[str, GateRunner]) -> dict[str, int]:
