@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 
 from fp8lab.cli.common import CliError, load_kernel, write_json_output
-from fp8lab.gates import GATES, GateResult, exit_code
+from fp8lab.gates import GATES, MATMUL_GATES, GateResult, exit_code
+from fp8lab.gemm import BUILTIN_MATMUL_KERNELS, FunctionMatmulKernel, MatmulKernel
+from fp8lab.importing import ImportSpecError, import_object
 from fp8lab.kernels import BUILTIN_KERNELS, QuantKernel
 
-__all__ = ["add_parser", "format_table", "run"]
+__all__ = ["add_parser", "format_table", "load_matmul_kernel", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -20,12 +22,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "3 nothing failed but a gate is PENDING.",
     )
     p.add_argument(
-        "--gate", default="G1", help=f"comma-separated gates from {', '.join(GATES)} (default G1)"
+        "--gate",
+        default="G1",
+        help=f"comma-separated gates from {', '.join(GATES)}, or 'all' (default G1)",
     )
     p.add_argument(
         "--kernel",
-        help="MODULE:FUNC with FUNC(x, scale) -> uint8 codes; default: every built-in kernel",
+        help="MODULE:FUNC; for G1/G2 FUNC(x, scale) -> uint8 codes, for G3 "
+        "FUNC(a_codes, b_codes, s_in, s_w, out_dtype) -> [M,N] float32 or bfloat16; "
+        "default: each gate's built-in kernels",
     )
+    p.add_argument("--large", action="store_true", help="G3: add the 1024x1024 cases (slow)")
     p.add_argument("--json", help="write the results here ('-' for stdout)")
     p.set_defaults(run=run)
 
@@ -70,16 +77,46 @@ def format_table(results: list[GateResult]) -> str:
     return "\n".join(lines)
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run the selected gates; return the documented exit status."""
-    names = [g.strip() for g in args.gate.split(",") if g.strip()]
-    unknown = [g for g in names if g not in GATES]
-    if unknown or not names:
-        raise CliError(f"unknown or empty --gate {args.gate!r}; choose from {', '.join(GATES)}")
+def load_matmul_kernel(spec: str) -> MatmulKernel:
+    """Import ``MODULE:FUNC`` and wrap ``FUNC(a_codes, b_codes, s_in, s_w, out_dtype)``.
+
+    Raises:
+        CliError: if the module cannot be imported or FUNC is missing or not callable.
+    """
+    try:
+        target = import_object(spec)
+    except ImportSpecError as exc:
+        raise CliError(f"--kernel: {exc}") from None
+    if isinstance(target, MatmulKernel):
+        return target
+    return FunctionMatmulKernel(spec, target)
+
+
+def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
+    if name in MATMUL_GATES:
+        matmuls: list[MatmulKernel] = (
+            [load_matmul_kernel(args.kernel)]
+            if args.kernel
+            else list(BUILTIN_MATMUL_KERNELS.values())
+        )
+        return [GATES[name](k, large=args.large) for k in matmuls]
     kernels: list[QuantKernel] = (
         [load_kernel(args.kernel)] if args.kernel else list(BUILTIN_KERNELS.values())
     )
-    results = [GATES[g](k) for g in names for k in kernels]
+    return [GATES[name](k) for k in kernels]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the selected gates; return the documented exit status."""
+    names = [g.strip() for g in args.gate.split(",") if g.strip()]
+    if names == ["all"]:
+        names = list(GATES)
+    unknown = [g for g in names if g not in GATES]
+    if unknown or not names:
+        raise CliError(
+            f"unknown or empty --gate {args.gate!r}; choose from {', '.join(GATES)} or all"
+        )
+    results = [r for g in names for r in _run_gate(g, args)]
     print(format_table(results))
     write_json_output(args.json, [r.to_dict() for r in results])
     return exit_code(results)

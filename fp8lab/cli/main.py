@@ -13,6 +13,7 @@ from fp8lab.cli import (
     evidence_cmd,
     exhaustive_cmd,
     gates_cmd,
+    gemm_cmd,
     mutate_cmd,
     prove_cmd,
     sweep_cmd,
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         detect_cmd,
         sweep_cmd,
         design_cmd,
+        gemm_cmd,
     ):
         module.add_parser(sub)
     return parser

@@ -1,7 +1,13 @@
-"""Gates: G1 (bitwise static quant), G2 (CPU vs CUDA, pending), as records."""
+"""Gates as records: G1 (bitwise static quant), G2 (CPU vs CUDA, pending), G3 (GEMM).
+
+G1 and G2 take a quant kernel; the gates in ``MATMUL_GATES`` take a matmul kernel.
+"""
+
+from collections.abc import Callable
 
 from fp8lab.gates.g1 import G1_INPUT_DTYPES, G1_SCALES, run_g1
 from fp8lab.gates.g2 import run_g2
+from fp8lab.gates.g3 import G3CaseStats, G3Report, run_g3, run_g3_report
 from fp8lab.gates.records import (
     EXIT_CODES,
     CaseResult,
@@ -11,13 +17,17 @@ from fp8lab.gates.records import (
     exit_code,
 )
 
-GATES = {"G1": run_g1, "G2": run_g2}
+GATES: dict[str, Callable[..., GateResult]] = {"G1": run_g1, "G2": run_g2, "G3": run_g3}
+MATMUL_GATES = frozenset({"G3"})
 
 __all__ = [
     "EXIT_CODES",
     "G1_INPUT_DTYPES",
     "G1_SCALES",
     "GATES",
+    "MATMUL_GATES",
+    "G3CaseStats",
+    "G3Report",
     "CaseResult",
     "GateResult",
     "GateStatus",
@@ -25,4 +35,6 @@ __all__ = [
     "exit_code",
     "run_g1",
     "run_g2",
+    "run_g3",
+    "run_g3_report",
 ]

@@ -7,14 +7,24 @@ from fp8lab.plots.detect import (
     plot_strength_vs_scale,
 )
 from fp8lab.plots.gates import plot_class_mismatches, plot_detector_counts
+from fp8lab.plots.gemm import (
+    plot_accumulation_deviation,
+    plot_bound_tightness,
+    plot_epilogue_deviation,
+    plot_error_ratios,
+)
 from fp8lab.plots.mutants import plot_margins
 
 __all__ = [
+    "plot_accumulation_deviation",
     "plot_boundaries",
+    "plot_bound_tightness",
     "plot_class_mismatches",
     "plot_codes",
     "plot_count_distribution",
     "plot_detector_counts",
+    "plot_epilogue_deviation",
+    "plot_error_ratios",
     "plot_exposable_midpoints",
     "plot_margins",
     "plot_strength_vs_scale",

@@ -1,0 +1,63 @@
+"""G3's NaN-propagation case: NaN operand codes must reach the outputs they touch.
+
+The matmul contract (fp8lab.gemm.protocol) decodes 0x7F and 0xFF to NaN and
+lets IEEE arithmetic carry it, so every output whose A row or B row holds a
+NaN code is NaN and every other output is finite. The seed's operands never
+hold a NaN code (the quant saturates; B's NaN bytes are remapped), so without
+this case a kernel that decodes 0x7F as 480 passes. One assertion per
+placement: 0x7F in A and in B for f32 and bf16 output, and 0xFF in B.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fp8lab.gates.records import CaseResult
+from fp8lab.gemm.protocol import MatmulKernel
+
+__all__ = ["NAN_PLACEMENTS", "nan_propagation_case"]
+
+# (operand, row, code, out_dtype)
+NAN_PLACEMENTS = (
+    ("a", 1, 0x7F, "f32"),
+    ("b", 2, 0x7F, "f32"),
+    ("b", 5, 0xFF, "f32"),
+    ("a", 0, 0x7F, "bf16"),
+    ("b", 7, 0x7F, "bf16"),
+)
+_M, _N, _K = 3, 16, 16
+
+
+def _operands(operand: str, row: int, code: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(7)  # fixed: finite codes 0x01..0x5F, both signs
+    a = (rng.integers(1, 0x60, (_M, _K)) | rng.integers(0, 2, (_M, _K)) * 0x80).astype(np.uint8)
+    b = (rng.integers(1, 0x60, (_N, _K)) | rng.integers(0, 2, (_N, _K)) * 0x80).astype(np.uint8)
+    nan = np.zeros((_M, _N), np.bool_)
+    if operand == "a":
+        a[row, row] = code
+        nan[row, :] = True
+    else:
+        b[row, row] = code
+        nan[:, row] = True
+    return a, b, nan
+
+
+def nan_propagation_case(kernel: MatmulKernel) -> CaseResult:
+    """Run every placement; an assertion fails unless NaN is exactly where it belongs."""
+    failed, error = 0, ""
+    for operand, row, code, out in NAN_PLACEMENTS:
+        a, b, nan = _operands(operand, row, code)
+        try:
+            with np.errstate(invalid="ignore", over="ignore"):
+                got = kernel.matmul(a, b, np.float32(0.5), np.float32(0.25), out)
+        except Exception as exc:  # noqa: BLE001 - any kernel failure is a verdict
+            error, failed = f"{type(exc).__name__}: {exc}", failed + 1
+            continue
+        want = "float32" if out == "f32" else "bfloat16"
+        if not isinstance(got, np.ndarray) or got.dtype.name != want or got.shape != nan.shape:
+            error = f"kernel returned {getattr(got, 'dtype', type(got))}, want {want}{nan.shape}"
+            failed += 1
+            continue
+        failed += not np.array_equal(np.isnan(got.astype(np.float32)), nan)
+    words = len(NAN_PLACEMENTS) * _M * _N
+    return CaseResult("nan-propagation", words, len(NAN_PLACEMENTS), failed, 0, failed, 1.0, error)
