@@ -14,12 +14,15 @@ __all__ = ["add_parser", "run"]
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register the subcommand."""
-    p = sub.add_parser("mutate", help="run mutants against the gates; report kill margins",
-                       description="Exit status: 0 every catalogue mutant killed with a margin "
-                       ">= threshold and no unjustified source survivor, 1 otherwise, 2 usage.")
+    p = sub.add_parser(
+        "mutate",
+        help="run mutants against the gates; report kill margins",
+        description="Exit status: 0 every catalogue mutant killed with a margin "
+        ">= threshold and no unjustified source survivor, 1 otherwise, 2 usage.",
+    )
     p.add_argument("--catalogue", action="store_true", help="the mutant catalogue (default)")
     p.add_argument("--source", action="store_true", help="AST mutants of the kernel modules")
-    p.add_argument("--gates", default="G1", help="comma-separated gates (default G1)")
+    p.add_argument("--gates", default="G1,G3", help="comma-separated gates (default G1,G3)")
     p.add_argument("--threshold", type=int, default=3, help="thin-margin threshold (default 3)")
     p.add_argument("--json", help="write the record here ('-' for stdout)")
     p.set_defaults(run=run)
@@ -28,13 +31,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def _rows(results: tuple[MutantResult, ...], width: int = 44) -> list[str]:
     lines = [f"{'id':<10} {'verdict':<11} {'failed/run':>11} {'moved':>7}  killed_by  note"]
     for r in results:
-        note = ("thin margin" if r.thin else "") + (" case count changed" if r.case_count_changed
-                                                    else "")
+        note = ("thin margin" if r.thin else "") + (
+            " case count changed" if r.case_count_changed else ""
+        )
         if r.verdict is Verdict.INCOMPETENT:
             note = r.build_error[:width]
-        lines.append(f"{r.id[-10:]:<10} {r.verdict.value:<11} "
-                     f"{f'{r.failed_assertions}/{r.assertions}':>11} {r.moved_words:>7}  "
-                     f"{','.join(r.killed_by) or '-':<9}  {note}".rstrip())
+        lines.append(
+            f"{r.id[-10:]:<10} {r.verdict.value:<11} "
+            f"{f'{r.failed_assertions}/{r.assertions}':>11} {r.moved_words:>7}  "
+            f"{','.join(r.killed_by) or '-':<9}  {note}".rstrip()
+        )
     return lines
 
 
@@ -43,8 +49,9 @@ def run(args: argparse.Namespace) -> int:
     gates = tuple(g.strip() for g in args.gates.split(",") if g.strip())
     catalogue = args.catalogue or not args.source
     try:
-        report = mutation_report(gates, catalogue=catalogue, source=args.source,
-                                 threshold=args.threshold)
+        report = mutation_report(
+            gates, catalogue=catalogue, source=args.source, threshold=args.threshold
+        )
     except ValueError as exc:
         raise CliError(str(exc)) from None
     if report.catalogue:
@@ -53,9 +60,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"minimum kill margin: {report.min_margin}")
     if report.source:
         survivors = [r for r in report.source if r.verdict is Verdict.SURVIVED]
-        print(f"source mutants: {len(report.source)}, survived {len(survivors)}, "
-              f"justified equivalent {len(report.equivalent_checked)} (re-checked on "
-              f"{sum(report.equivalent_checked.values())} patterns), score {report.score:.3f}")
+        print(
+            f"source mutants: {len(report.source)}, survived {len(survivors)}, "
+            f"justified equivalent {len(report.equivalent_checked)} (re-checked on "
+            f"{sum(report.equivalent_checked.values())} patterns), score {report.score:.3f}"
+        )
         for key in report.unjustified_survivors:
             survivor = next(r for r in report.source if r.id == key)
             print(f"UNJUSTIFIED SURVIVOR {key}: {survivor.description}\n{survivor.diff}")

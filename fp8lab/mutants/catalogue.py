@@ -75,6 +75,19 @@ CATALOGUE: tuple[MutantSpec, ...] = (
         "quant",
         "shards_min",
     ),
+    MutantSpec("M5a", "GEMM ignores alpha", "epilogue", SEED, "gemm", "ignores_alpha"),
+    MutantSpec(
+        "M5b",
+        "caller folds the weight scale only",
+        "epilogue",
+        SEED,
+        "gemm",
+        "folds_weight_scale_only",
+    ),
+    MutantSpec("K13", "alpha = s_in / s_w", "epilogue", KNOWN, "gemm", "alpha_divides"),
+    MutantSpec("K14", "bf16 accumulator", "accumulation", KNOWN, "gemm", "accumulates_in_bf16"),
+    MutantSpec("K15", "B not transposed", "layout", KNOWN, "gemm", "transposes_b"),
+    MutantSpec("K16", "0x7F decoded as 480", "decoding", KNOWN, "gemm", "decodes_nan_as_480"),
 )
 
 # The seed's mutation table (vllm.cpp PR #842): failed / run assertions of its C++ suite.
@@ -103,6 +116,7 @@ SEED_NOTES = {
     "M3": "Both saturation points removed; fp8lab's per-class assertions fail at every scale, "
     "and the special words (+-inf) fail too.",
     "M4": "Truncation moves random, tie and ladder words at every scale; counted per class.",
-    "M5a": "G3 (the GEMM gate) checks this mutant; see the G3 rows.",
-    "M5b": "G3 (the GEMM gate) checks this mutant; see the G3 rows.",
+    "M5a": "G3 fails both verdicts (bitwise and tolerance) in every case with alpha != 1; the "
+    "seed's fourth case has s_in = s_w = 1, where ignoring alpha is a no-op in both suites.",
+    "M5b": "As M5a: both verdicts fail in every case where s_in != 1.",
 }

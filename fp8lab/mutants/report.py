@@ -153,7 +153,7 @@ class MutationReport:
 
 
 def mutation_report(
-    gates: Sequence[str] = ("G1",),
+    gates: Sequence[str] = ("G1", "G3"),
     *,
     catalogue: bool = True,
     source: bool = False,

@@ -34,7 +34,14 @@ EQUIVALENT_FILE = Path(__file__).with_name("equivalent.toml")
 SOURCE_MODULES: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "fp8lab.kernels.f32tofp8": ("quant", lambda m: StaticQuantKernel("f32tofp8", m.f32_to_fp8)),
     "fp8lab.kernels.quant_static": ("quant", lambda m: list(m.BUILTIN_KERNELS.values())),
+    "fp8lab.gemm.epilogue": ("gemm", lambda m: _gemm_epilogue_kernels(m)),
 }
+
+
+def _gemm_epilogue_kernels(module: Any) -> Any:
+    from fp8lab.mutants.gemm_mutants import kernels_with_epilogue
+
+    return kernels_with_epilogue(module)
 
 
 def gate_runners(gates: Sequence[str], *, special_words: bool = True) -> dict[str, GateRunner]:

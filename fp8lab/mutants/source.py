@@ -91,9 +91,10 @@ def _call_statement_sites(tree: ast.AST) -> Iterator[ast.Expr]:
 
 def _clip_sites(tree: ast.AST) -> Iterator[ast.Call]:
     for node in ast.walk(tree):
-        func = node.func if isinstance(node, ast.Call) else None
-        if isinstance(func, ast.Attribute) and func.attr == "clip" and node.args:  # type: ignore[union-attr]
-            yield node  # type: ignore[misc]
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "clip":
+            yield node
 
 
 def _minmax_sites(tree: ast.AST) -> Iterator[ast.AST]:
@@ -114,12 +115,14 @@ def _swap_cmp(node: ast.Compare) -> str:
 
 
 def _plus_one(node: ast.Constant) -> str:
-    node.value += 1
+    assert isinstance(node.value, int)
+    node.value = node.value + 1
     return str(node.value)
 
 
 def _minus_one(node: ast.Constant) -> str:
-    node.value -= 1
+    assert isinstance(node.value, int)
+    node.value = node.value - 1
     return str(node.value)
 
 
@@ -151,7 +154,7 @@ OPERATORS: dict[str, Operator] = {
     "int_minus_one": (_int_sites, _minus_one),  # type: ignore[dict-item]
     "drop_call_statement": (_call_statement_sites, _drop_statement),  # type: ignore[dict-item]
     "clip_to_identity": (_clip_sites, _clip_identity),  # type: ignore[dict-item]
-    "swap_min_max": (_minmax_sites, _swap_minmax),  # type: ignore[dict-item]
+    "swap_min_max": (_minmax_sites, _swap_minmax),
 }
 
 

@@ -11,19 +11,28 @@ from fp8lab.mutants.harness import MutantResult, Verdict
 __all__ = ["plot_margins"]
 
 
-def plot_margins(results: Sequence[MutantResult], threshold: int,
-                 before: Sequence[MutantResult] = ()) -> Figure:
+def plot_margins(
+    results: Sequence[MutantResult], threshold: int, before: Sequence[MutantResult] = ()
+) -> Figure:
     """Kill margin (failed assertions) per mutant, the threshold, and the margin before."""
     fig = Figure(figsize=(8, 3.2), layout="constrained")
     ax = fig.add_subplot()
     ids = [r.id for r in results]
-    colors = ["tab:green" if r.verdict is Verdict.KILLED and not r.thin else "tab:red"
-              for r in results]
+    colors = [
+        "tab:green" if r.verdict is Verdict.KILLED and not r.thin else "tab:red" for r in results
+    ]
     ax.bar(range(len(ids)), [r.margin for r in results], color=colors, label="margin")
     if before:
         old = {r.id: r.margin for r in before}
-        ax.scatter(range(len(ids)), [old.get(i, 0) for i in ids], marker="_", s=120,
-                   color="k", label="before strengthening", zorder=3)
+        ax.scatter(
+            range(len(ids)),
+            [old.get(i, 0) for i in ids],
+            marker="_",
+            s=120,
+            color="k",
+            label="before strengthening",
+            zorder=3,
+        )
     ax.axhline(threshold, color="tab:red", lw=0.8, ls="--", label=f"threshold {threshold}")
     ax.set_yscale("symlog", linthresh=10)
     ax.set_xticks(range(len(ids)), ids, rotation=60, fontsize=7)

@@ -61,6 +61,20 @@ def test_no_applicable_gate_is_an_error() -> None:
         gate_runners(["G2"])
 
 
+def test_every_gemm_mutant_changes_behaviour() -> None:
+    from fp8lab.gemm import BUILTIN_MATMUL_KERNELS
+    from fp8lab.gemm.population import SEED_CASES, g3_operands
+    from fp8lab.mutants.gemm_mutants import GEMM_BUILDERS
+
+    a, b = g3_operands(SEED_CASES[0])
+    b[0, 0] = 0x7F  # a NaN code in B row 0, for the mutant that decodes it as 480
+    want = BUILTIN_MATMUL_KERNELS["vllm_cpp"].matmul(a, b, 0.035, 0.017, "f32")
+    for name, build in GEMM_BUILDERS.items():
+        with np.errstate(all="ignore"):
+            got = build().matmul(a, b, 0.035, 0.017, "f32")
+        assert not np.array_equal(got, want, equal_nan=True), name
+
+
 # M0 has no behaviour to compare (it raises); test_m0_is_killed_never_passed covers it.
 BEHAVING = [m for m in CATALOGUE if m.target == "quant" and m.id != "M0"]
 
@@ -76,7 +90,8 @@ def test_every_catalogue_mutant_changes_behaviour(spec: object) -> None:
 
 
 def test_catalogue_is_killed_with_margin_and_strengthening_is_recorded() -> None:
-    after = {r.id: r for r in run_catalogue(["G1"])}
+    after = {r.id: r for r in run_catalogue(["G1", "G3"])}
+    assert {"M5a", "M5b", "K16"} <= set(after)
     assert all(r.verdict is Verdict.KILLED and r.margin >= 3 for r in after.values())
     before = {r.id: r for r in run_catalogue(["G1"], special_words=False)}
     survived_before = {k for k, r in before.items() if r.verdict is Verdict.SURVIVED}
@@ -106,12 +121,12 @@ def test_equivalents_are_current_and_rechecked() -> None:
 
 def test_mutate_cli_json_has_the_fixed_fields(tmp_path: Path) -> None:
     out = tmp_path / "m.json"
-    assert main(["mutate", "--gates", "G1", "--json", str(out)]) == 0
+    assert main(["mutate", "--json", str(out)]) == 0
     data = json.loads(out.read_text())
     entry = data["entries"][0]
     for name in ("id", "verdict", "failed_assertions", "assertions", "moved_words", "killed_by"):
         assert name in entry
-    assert {e["id"] for e in data["entries"]} >= {"M0", "M1", "M2", "M3", "M4"}
+    assert {e["id"] for e in data["entries"]} >= {"M0", "M1", "M2", "M3", "M4", "M5a", "M5b"}
     assert data["min_margin"] >= 3
     assert main(["mutate", "--gates", "G2"]) == 2
 
