@@ -27,8 +27,11 @@ $(LAB_STAMP): $(STAMP)
 		-c constraints.txt -e '.[test,dev,lab]'
 	touch $(LAB_STAMP)
 
+# Jupyter refuses to run as root unless told; containers often are root.
+LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
+
 lab: $(LAB_STAMP)
-	$(BIN)/jupyter lab notebooks
+	$(BIN)/jupyter lab notebooks $(LAB_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check fp8lab tests
