@@ -8,7 +8,6 @@ encoder and is the memory ceiling. Run: ``fp8lab bench``.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -19,6 +18,7 @@ from fp8lab.codecs import encode
 from fp8lab.formats import FORMATS
 from fp8lab.kernels.f32tofp8 import f32_to_fp8
 from fp8lab.refs import ScanPolicy, ml_dtypes_encode, scan_encode
+from fp8lab.timing import best_of
 
 __all__ = ["BenchRow", "bench_input", "run_bench"]
 
@@ -45,16 +45,6 @@ def bench_input(n: int, seed: int) -> np.ndarray:
     return x
 
 
-def _best(fn: Callable[[], Any], repeats: int) -> float:
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def run_bench(
     n: int = 1 << 24, repeats: int = 5, seed: int = 2024, include_slow: bool = True
 ) -> list[BenchRow]:
@@ -73,7 +63,7 @@ def run_bench(
         candidates["scan reference (midpoint search)"] = lambda: scan_encode(
             x, fmt, ScanPolicy(True, False)
         )
-    seconds = {name: _best(fn, repeats) for name, fn in candidates.items()}
+    seconds = {name: best_of(fn, repeats) for name, fn in candidates.items()}
     base = seconds[BASELINE]
     return [BenchRow(name, s, n / s / 1e6, base / s) for name, s in seconds.items()]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from fp8lab.gates import EXIT_CODES
 from fp8lab.importing import ImportSpecError, import_object
 from fp8lab.kernels import FunctionKernel, QuantKernel
 
-__all__ = ["CliError", "load_kernel", "write_json_output"]
+__all__ = ["CliError", "load_kernel", "load_user_object", "write_json_output"]
 
 
 class CliError(Exception):
@@ -35,8 +36,8 @@ def write_json_output(path: str | None, payload: Any) -> None:
         raise CliError(str(exc)) from None
 
 
-def load_kernel(spec: str) -> QuantKernel:
-    """Import ``MODULE:FUNC`` and wrap ``FUNC(x, scale) -> uint8 codes`` as a kernel.
+def load_user_object(spec: str, protocol: type, wrap: Callable[[str, Any], Any]) -> Any:
+    """Import ``MODULE:FUNC``: an object implementing ``protocol`` as is, else ``wrap(spec, it)``.
 
     Raises:
         CliError: if the module cannot be imported or FUNC is missing or not callable.
@@ -45,6 +46,10 @@ def load_kernel(spec: str) -> QuantKernel:
         target = import_object(spec)
     except ImportSpecError as exc:
         raise CliError(f"--kernel: {exc}") from None
-    if isinstance(target, QuantKernel):
-        return target
-    return FunctionKernel(spec, target)
+    return target if isinstance(target, protocol) else wrap(spec, target)
+
+
+def load_kernel(spec: str) -> QuantKernel:
+    """Import ``MODULE:FUNC`` and wrap ``FUNC(x, scale) -> uint8 codes`` as a kernel."""
+    kernel: QuantKernel = load_user_object(spec, QuantKernel, FunctionKernel)
+    return kernel

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from fp8lab.cli.common import CliError, load_kernel, write_json_output
+from fp8lab.cli.common import CliError, load_kernel, load_user_object, write_json_output
 from fp8lab.gates import GATES, MATMUL_GATES, GateResult, exit_code
 from fp8lab.gemm import BUILTIN_MATMUL_KERNELS, FunctionMatmulKernel, MatmulKernel
-from fp8lab.importing import ImportSpecError, import_object
 from fp8lab.kernels import BUILTIN_KERNELS, QuantKernel
 
 __all__ = ["add_parser", "format_table", "load_matmul_kernel", "run"]
@@ -78,18 +77,9 @@ def format_table(results: list[GateResult]) -> str:
 
 
 def load_matmul_kernel(spec: str) -> MatmulKernel:
-    """Import ``MODULE:FUNC`` and wrap ``FUNC(a_codes, b_codes, s_in, s_w, out_dtype)``.
-
-    Raises:
-        CliError: if the module cannot be imported or FUNC is missing or not callable.
-    """
-    try:
-        target = import_object(spec)
-    except ImportSpecError as exc:
-        raise CliError(f"--kernel: {exc}") from None
-    if isinstance(target, MatmulKernel):
-        return target
-    return FunctionMatmulKernel(spec, target)
+    """Import ``MODULE:FUNC`` and wrap ``FUNC(a_codes, b_codes, s_in, s_w, out_dtype)``."""
+    kernel: MatmulKernel = load_user_object(spec, MatmulKernel, FunctionMatmulKernel)
+    return kernel
 
 
 def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:

@@ -14,7 +14,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -26,6 +25,7 @@ from fp8lab.gemm.matmul_model import decode_operands
 from fp8lab.gemm.models import pairwise, sequential
 from fp8lab.gemm.population import remap_nan_bytes
 from fp8lab.gemm.reference import exact_acc
+from fp8lab.timing import best_of
 
 __all__ = ["PIN_ENV", "GemmBenchRow", "run_gemm_bench", "run_gemm_bench_pinned"]
 
@@ -43,16 +43,6 @@ class GemmBenchRow:
     ratio: float
 
 
-def _best(fn: Callable[[], Any], repeats: int) -> float:
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def run_gemm_bench(
     m: int = 1024,
     n: int = 1024,
@@ -68,8 +58,8 @@ def run_gemm_bench(
     b = remap_nan_bytes(rng.integers(0, 256, (n, k), dtype=np.uint8))
     a32, b32 = decode_operands(a, b)
     a64, b64 = a32.astype(np.float64), b32.astype(np.float64)
-    base64 = _best(lambda: a64 @ b64.T, repeats)
-    base32 = _best(lambda: a32 @ b32.T, repeats)
+    base64 = best_of(lambda: a64 @ b64.T, repeats)
+    base32 = best_of(lambda: a32 @ b32.T, repeats)
     paths: list[tuple[str, Callable[[], Any], str, float]] = [
         ("exact reference (codes in)", lambda: exact_acc(a, b), "np.matmul float64", base64),
         ("sequential f32 model", lambda: sequential(a32, b32), "np.matmul float32", base32),
@@ -85,7 +75,7 @@ def run_gemm_bench(
     rows = [GemmBenchRow("np.matmul float64", base64, "np.matmul float64", base64, 1.0)]
     rows.append(GemmBenchRow("np.matmul float32", base32, "np.matmul float32", base32, 1.0))
     for name, fn, base_name, base in paths:
-        seconds = _best(fn, repeats)
+        seconds = best_of(fn, repeats)
         rows.append(GemmBenchRow(name, seconds, base_name, base, seconds / base))
     return rows
 
