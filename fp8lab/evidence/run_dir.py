@@ -77,7 +77,8 @@ class EvidenceRun:
     """
 
     def __init__(self, results: Path, kind: str, params: dict[str, Any]) -> None:
-        self.results, self.kind, self.params = Path(results), kind, params
+        # Absolute: a notebook kernel runs in another working directory.
+        self.results, self.kind, self.params = Path(results).resolve(), kind, params
         self.started = _now()
         self.provenance = provenance()
         git = self.provenance["git"]

@@ -182,3 +182,15 @@ def test_mutation_notebook_smoke_run(tmp_path: Path) -> None:
     assert rows and all(r["verdict"] == "KILLED" and r["failed_assertions"] >= 3 for r in rows)
     seed = {r["id"]: r for r in tables(done.directory, "seed_table")}
     assert seed["M2"]["seed_failed"] == 6 and seed["M2"]["failed"] == 4
+
+
+def test_a_relative_results_root_still_collects_the_notebook_outputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # papermill runs the kernel in notebooks/, not here
+    done = run_notebook(NOTEBOOKS_DIR / "gate_g1.ipynb", Path("results"))
+    assert done.directory.is_absolute() and done.directory.is_relative_to(tmp_path)
+    manifest = json.loads((done.directory / "manifest.json").read_text())
+    assert "tables/detector.json" in manifest["files"]
+    assert any(name.startswith("figures/") for name in manifest["files"])
+    assert not (NOTEBOOKS_DIR / "results").exists()
