@@ -1,0 +1,66 @@
+"""Call a kernel under test so that nothing it does can change the verdict.
+
+Every harness (gates, exhaustive proofs, detectors, mutation) calls foreign
+code through :func:`call_kernel`:
+
+- each array argument is replaced by a private, read-only copy, so a kernel
+  that writes into its input gets a clear ``ValueError`` from numpy, and even
+  one that re-enables writing on its copy touches nothing the harness reads;
+- any ``BaseException`` the kernel raises (``SystemExit`` included) becomes a
+  :class:`KernelFaultError` with a one-line reason, which the harness records as a
+  FAIL of that case. Only a real ``KeyboardInterrupt`` passes through.
+
+Harnesses compute every expectation before they call the kernel, and never
+read the arrays they handed to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+
+__all__ = ["KernelFaultError", "call_kernel", "private_readonly"]
+
+T = TypeVar("T")
+
+
+class KernelFaultError(Exception):
+    """The kernel under test raised, exited or misbehaved; ``reason`` says how."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def private_readonly(value: Any) -> Any:
+    """A read-only copy of ``value`` if it is an ndarray, else ``value`` itself."""
+    if not isinstance(value, np.ndarray):
+        return value
+    copy = np.array(value, copy=True, order="K")
+    copy.setflags(write=False)
+    return copy
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message`` on one line."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def call_kernel(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``func(*args, **kwargs)`` with private read-only array arguments.
+
+    Raises:
+        KernelFaultError: for any exception or exit the call raised, except a
+            ``KeyboardInterrupt``, which propagates.
+    """
+    safe_args = [private_readonly(a) for a in args]
+    safe_kwargs = {k: private_readonly(v) for k, v in kwargs.items()}
+    try:
+        return func(*safe_args, **safe_kwargs)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - any kernel failure is a verdict
+        raise KernelFaultError(describe(exc)) from None
