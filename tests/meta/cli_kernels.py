@@ -13,6 +13,7 @@ from fp8lab.gemm.kernels import BUILTIN_MATMUL_KERNELS
 
 __all__ = [
     "KEEP_SIGN_OBJECT",
+    "STRING_SPEC_MATMUL",
     "UPSTREAM_MATMUL_OBJECT",
     "keep_sign_ml_dtypes",
     "keep_sign_undeclared",
@@ -65,3 +66,16 @@ class _KeepSignObject:
 KEEP_SIGN_OBJECT = _KeepSignObject()
 # A MatmulKernel object whose spec is the two-scalar epilogue: G3 must use that spec.
 UPSTREAM_MATMUL_OBJECT = BUILTIN_MATMUL_KERNELS["upstream"]
+
+
+class _StringSpecMatmul:
+    """A MatmulKernel whose spec is a string: G3 would silently use vllm.cpp's model."""
+
+    name = "string_spec"
+    spec = "two_scalar"
+
+    def matmul(self, a: np.ndarray, b: np.ndarray, s_in: Any, s_w: Any, out: str) -> np.ndarray:
+        return UPSTREAM_MATMUL_OBJECT.matmul(a, b, s_in, s_w, out)
+
+
+STRING_SPEC_MATMUL = _StringSpecMatmul()

@@ -35,14 +35,26 @@ def test_a_matmul_kernel_object_is_checked_against_its_own_spec(
 
 @pytest.mark.parametrize(
     ("spec", "gate"),
-    [("fp8lab:FORMATS", "G1"), ("tests.meta.cli_kernels:KEEP_SIGN_OBJECT", "G3")],
+    [
+        ("fp8lab:FORMATS", "G1"),
+        ("tests.meta.cli_kernels:KEEP_SIGN_OBJECT", "G3"),
+        ("tests.meta.cli_kernels:STRING_SPEC_MATMUL", "G3"),
+    ],
 )
 def test_an_object_of_the_wrong_kind_is_a_usage_error(
     spec: str, gate: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["gates", "--gate", gate, "--kernel", spec]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "Kernel" in err[0]
+    assert len(err) == 1 and ("Kernel" in err[0] or "MatmulSpec" in err[0])
+
+
+def test_detect_takes_a_quant_kernel_object(capsys: pytest.CaptureFixture[str]) -> None:
+    pair = "reciprocal,tests.meta.cli_kernels:KEEP_SIGN_OBJECT"
+    window = ["--start", "0x3f800000", "--stop", "0x3f800100", "--workers", "1", "--quiet"]
+    argv = ["detect", "--scales", "0.13", "--kernels", pair, "--method", "brute", *window]
+    assert main(argv) == 0, capsys.readouterr()
+    assert "0 exposing" in capsys.readouterr().out
 
 
 def test_quant_kernel_protocol_is_name_and_quantize() -> None:
