@@ -9,6 +9,8 @@ name, and no raw code, is accepted.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Integral
+from typing import Literal
 
 from fp8lab.formats import FormatSpec
 
@@ -36,7 +38,7 @@ class KernelNanPolicy:
 
     name: str
     to_max: bool
-    sign: str
+    sign: Literal["+", "-", "input"]
     source: str
 
     def codes(self, fmt: FormatSpec) -> tuple[int, int]:
@@ -99,12 +101,12 @@ def _by_name(value: object) -> str:
 
 def _by_legacy_code(code: object, fmt: FormatSpec) -> str:
     fixed = [p.name for p in NAN_POLICIES.values() if p.codes(fmt) == (code, code)]
-    if isinstance(code, bool) or not isinstance(code, int) or not fixed:
+    if isinstance(code, bool) or not isinstance(code, Integral) or not fixed:
         raise ValueError(
             f"{_LEGACY_ATTR}={code!r} names no documented NaN policy (a raw code is not "
             f"accepted); {nan_policy_help()}"
         )
-    return fixed[0]
+    return fixed[0]  # one code per policy: at most one matches
 
 
 def declared_nan_policy(kernel: object, fmt: FormatSpec) -> str:

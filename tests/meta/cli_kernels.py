@@ -14,6 +14,7 @@ from fp8lab.gemm.kernels import BUILTIN_MATMUL_KERNELS
 __all__ = [
     "KEEP_SIGN_OBJECT",
     "STRING_SPEC_MATMUL",
+    "UNDECLARED_OBJECT",
     "UPSTREAM_MATMUL_OBJECT",
     "keep_sign_ml_dtypes",
     "keep_sign_undeclared",
@@ -63,7 +64,17 @@ class _KeepSignObject:
         return keep_sign_undeclared(x, scale)
 
 
+class _UndeclaredObject:
+    """The same kernel as a QuantKernel object that declares no NaN policy."""
+
+    name = "undeclared_object"
+
+    def quantize(self, x: np.ndarray, scale: Any) -> Codes:
+        return keep_sign_undeclared(x, scale)
+
+
 KEEP_SIGN_OBJECT = _KeepSignObject()
+UNDECLARED_OBJECT = _UndeclaredObject()
 # A MatmulKernel object whose spec is the two-scalar epilogue: G3 must use that spec.
 UPSTREAM_MATMUL_OBJECT = BUILTIN_MATMUL_KERNELS["upstream"]
 

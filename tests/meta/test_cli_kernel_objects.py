@@ -21,6 +21,10 @@ def test_a_quant_kernel_object_is_used_as_it_is(
     assert main(argv) == 0, capsys.readouterr()
     row = json.loads(out.read_text())[0]
     assert row["kernel"] == "keep_sign_object" and row["nan_policy"] == "keep-sign"
+    undeclared = ["gates", "--kernel", "tests.meta.cli_kernels:UNDECLARED_OBJECT"]
+    assert main(undeclared) == 1
+    assert main([*undeclared, "--nan-policy", "keep-sign"]) == 0
+    assert "undeclared_object" in capsys.readouterr().out
 
 
 def test_a_matmul_kernel_object_is_checked_against_its_own_spec(
