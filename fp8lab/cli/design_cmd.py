@@ -31,9 +31,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--margin", type=int, default=3, help="failing words per scale (k)")
     p.add_argument("--budget", type=int, default=3, help="scales to cover")
     p.add_argument(
-        "--kernels",
         "--kernel",
+        "--kernels",
         dest="kernels",
+        metavar="A,B",
         default="reciprocal,divide",
         help="REFERENCE,MUTANT",
     )

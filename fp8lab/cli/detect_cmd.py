@@ -69,9 +69,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     p.add_argument("--format", default="e4m3fn", choices=sorted(FORMATS), help="fp8 format")
     p.add_argument(
-        "--kernels",
         "--kernel",
+        "--kernels",
         dest="kernels",
+        metavar="A,B",
         default="reciprocal,divide",
         help=f"A,B each one of {', '.join(BUILTIN_PAIR_KERNELS)} or MODULE:FUNC",
     )

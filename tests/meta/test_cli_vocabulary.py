@@ -14,7 +14,8 @@ from fp8lab.cli import prove_cmd
 from fp8lab.cli.main import build_parser, main
 
 RST = re.compile(r"``|:(func|class|meth|data|mod|attr):`|^\s*\.\. ", re.MULTILINE)
-# One concept, every spelling: each subcommand that takes the concept accepts all of them.
+# One concept, every spelling (canonical first): a subcommand that takes the concept
+# accepts all of them, and lists the canonical one first.
 SPELLINGS = {
     "gate": ("--gate", "--gates"),
     "kernel": ("--kernel", "--kernels"),
@@ -54,6 +55,7 @@ def test_each_concept_takes_every_spelling_in_every_subcommand() -> None:
             seen.add(concept)
             assert set(present) == set(spellings), (name, concept, present)
             assert len({options[s].dest for s in spellings}) == 1, (name, concept)
+            assert options[spellings[0]].option_strings[0] == spellings[0], (name, concept)
     assert seen == set(SPELLINGS)
 
 

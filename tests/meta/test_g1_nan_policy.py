@@ -11,8 +11,9 @@ import pytest
 
 from fp8lab.cli.main import main
 from fp8lab.codecs import encode
+from fp8lab.formats import FORMATS
 from fp8lab.gates import GateStatus, run_g1
-from fp8lab.kernels import BUILTIN_KERNELS, FunctionKernel
+from fp8lab.kernels import BUILTIN_KERNELS, NAN_POLICIES, FunctionKernel
 from tests.meta import cli_kernels
 
 # Transcribed from the sources each policy cites (fp8-facts §2, §3, §4; schemes-and-order §1):
@@ -23,6 +24,13 @@ POLICY_CODES = {
     "clamp-pos": (0x7E, 0x7E),  # vLLM CUDA fmaxf(-448, fminf(x, 448)): NaN -> +448
     "clamp-neg": (0xFE, 0xFE),  # vLLM per-token-group fminf(fmaxf(x, -448), 448): NaN -> -448
 }
+
+
+def test_the_set_is_closed_and_each_policy_cites_its_source() -> None:
+    assert list(NAN_POLICIES) == list(POLICY_CODES)
+    for name, policy in NAN_POLICIES.items():
+        assert policy.codes(FORMATS["e4m3fn"]) == POLICY_CODES[name]
+        assert "fp8-facts" in policy.source or "schemes-and-order" in policy.source
 
 
 def _with(func: Any, **attrs: Any) -> Any:
