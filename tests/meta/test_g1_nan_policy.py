@@ -13,7 +13,7 @@ from fp8lab.cli.main import main
 from fp8lab.codecs import encode
 from fp8lab.formats import FORMATS
 from fp8lab.gates import GateStatus, run_g1
-from fp8lab.kernels import BUILTIN_KERNELS, NAN_POLICIES, FunctionKernel
+from fp8lab.kernels import BUILTIN_KERNELS, FunctionKernel
 from tests.meta import cli_kernels
 
 # Transcribed from the sources each policy cites (fp8-facts §2, §3, §4; schemes-and-order §1):
@@ -27,6 +27,10 @@ POLICY_CODES = {
 
 
 def test_the_set_is_closed_and_each_policy_cites_its_source() -> None:
+    from fp8lab.kernels import (
+        NAN_POLICIES,
+    )  # imported here: the module is red, not broken, on old code
+
     assert list(NAN_POLICIES) == list(POLICY_CODES)
     for name, policy in NAN_POLICIES.items():
         assert policy.codes(FORMATS["e4m3fn"]) == POLICY_CODES[name]
