@@ -1,27 +1,27 @@
-"""Resolve a user's ``MODULE:FUNC`` to the object it names."""
+"""Resolve a user's ``MODULE:OBJ`` to the object it names."""
 
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
-__all__ = ["ImportSpecError", "import_object"]
+__all__ = ["ImportSpecError", "import_attribute", "import_object"]
 
 
 class ImportSpecError(ValueError):
-    """A ``MODULE:FUNC`` that is malformed, cannot be imported or is not callable."""
+    """A ``MODULE:OBJ`` that is malformed, cannot be imported or is not callable."""
 
 
-def import_object(spec: str) -> Any:
-    """Import ``MODULE:ATTR[.ATTR...]`` and return the callable it names.
+def import_attribute(spec: str) -> Any:
+    """Import ``MODULE:ATTR[.ATTR...]`` and return whatever object it names.
 
     Raises:
-        ImportSpecError: saying which step failed: the form, the import, the
-            attribute lookup, or that the object is not callable.
+        ImportSpecError: saying which step failed: the form, the import or the
+            attribute lookup.
     """
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise ImportSpecError(f"{spec!r} is not of the form MODULE:FUNC")
+        raise ImportSpecError(f"{spec!r} is not of the form MODULE:FUNC or MODULE:OBJ")
     try:
         target: Any = importlib.import_module(module_name)
     except Exception as exc:  # noqa: BLE001 - any import failure is reported plainly
@@ -32,6 +32,16 @@ def import_object(spec: str) -> Any:
         if not hasattr(target, part):
             raise ImportSpecError(f"module {module_name!r} has no attribute {attr!r}")
         target = getattr(target, part)
+    return target
+
+
+def import_object(spec: str) -> Any:
+    """Import ``MODULE:FUNC`` and return the callable it names.
+
+    Raises:
+        ImportSpecError: as :func:`import_attribute`, or if the object is not callable.
+    """
+    target = import_attribute(spec)
     if not callable(target):
         raise ImportSpecError(f"{spec!r} is not callable")
     return target

@@ -13,10 +13,12 @@ __all__ = ["add_parser", "run"]
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register the subcommand."""
     p = sub.add_parser("bench", help="encoder throughput, single-threaded, as ratios")
-    p.add_argument("--n", type=int, default=1 << 24, help="elements (default 2**24)")
+    p.add_argument(
+        "-n", "--n", dest="n", type=int, default=1 << 24, help="elements (default 2**24)"
+    )
     p.add_argument("--repeats", type=int, default=5, help="timings per encoder; best is kept")
-    p.add_argument("--seed", type=int, default=2024)
-    p.add_argument("--json", help="write the rows here ('-' for stdout)")
+    p.add_argument("--seed", type=int, default=2024, help="seed of the random inputs")
+    p.add_argument("--json", "--out", dest="json", help="write the rows here ('-' for stdout)")
     p.set_defaults(run=run)
 
 

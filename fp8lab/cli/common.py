@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from fp8lab.evidence import write_atomic
+from fp8lab.formats import FORMATS
 from fp8lab.gates import EXIT_CODES
-from fp8lab.importing import ImportSpecError, import_object
-from fp8lab.kernels import FunctionKernel, QuantKernel
+from fp8lab.gemm import FunctionMatmulKernel, MatmulKernel, MatmulSpec
+from fp8lab.importing import ImportSpecError, import_attribute
+from fp8lab.kernels import FunctionKernel, QuantKernel, resolve_nan_policy
 
-__all__ = ["CliError", "load_kernel", "load_user_object", "write_json_output"]
+__all__ = ["CliError", "load_kernel", "load_matmul_kernel", "load_user_object", "write_json_output"]
 
 
 class CliError(Exception):
@@ -37,19 +39,58 @@ def write_json_output(path: str | None, payload: Any) -> None:
 
 
 def load_user_object(spec: str, protocol: type, wrap: Callable[[str, Any], Any]) -> Any:
-    """Import ``MODULE:FUNC``: an object implementing ``protocol`` as is, else ``wrap(spec, it)``.
+    """Import ``MODULE:OBJ``: a ``protocol`` instance as it is, a function as ``wrap(spec, it)``.
 
     Raises:
-        CliError: if the module cannot be imported or FUNC is missing or not callable.
+        CliError: if the import fails, or OBJ is neither a ``protocol`` object nor callable.
     """
     try:
-        target = import_object(spec)
+        target = import_attribute(spec)
     except ImportSpecError as exc:
         raise CliError(f"--kernel: {exc}") from None
-    return target if isinstance(target, protocol) else wrap(spec, target)
+    if isinstance(target, protocol) and not isinstance(target, type):
+        return target
+    if callable(target):
+        return wrap(spec, target)
+    raise CliError(
+        f"--kernel: {spec!r} is a {type(target).__name__}: neither a {protocol.__name__} "
+        "object nor a function"
+    )
 
 
-def load_kernel(spec: str) -> QuantKernel:
-    """Import ``MODULE:FUNC`` and wrap ``FUNC(x, scale) -> uint8 codes`` as a kernel."""
-    kernel: QuantKernel = load_user_object(spec, QuantKernel, FunctionKernel)
+def load_kernel(spec: str, nan_policy: str | None = None) -> QuantKernel:
+    """A :class:`QuantKernel` object as it is, or ``FUNC(x, scale) -> uint8 codes`` wrapped.
+
+    ``nan_policy`` (``--nan-policy``) must agree with what the kernel declares.
+
+    Raises:
+        CliError: as :func:`load_user_object`, or for a bad or contradicted NaN policy.
+    """
+
+    def wrap(name: str, func: Any) -> FunctionKernel:
+        return FunctionKernel(name, func, nan_policy)
+
+    try:
+        kernel: QuantKernel = load_user_object(spec, QuantKernel, wrap)
+        stated = resolve_nan_policy(kernel, FORMATS["e4m3fn"], nan_policy)
+    except ValueError as exc:
+        raise CliError(f"--kernel {spec}: {exc}") from None
+    if getattr(kernel, "nan_policy", None) != stated:
+        kernel = FunctionKernel(kernel.name, kernel.quantize, stated)
+    return kernel
+
+
+def load_matmul_kernel(spec: str) -> MatmulKernel:
+    """A :class:`MatmulKernel` object as it is, or a function wrapped with vllm.cpp's spec.
+
+    An object's ``spec`` picks G3's model; a wrapped
+    ``FUNC(a_codes, b_codes, s_in, s_w, out_dtype)`` claims :data:`VLLM_CPP_SPEC`.
+
+    Raises:
+        CliError: as :func:`load_user_object`, or for a ``spec`` that is not a MatmulSpec.
+    """
+    kernel: MatmulKernel = load_user_object(spec, MatmulKernel, FunctionMatmulKernel)
+    claimed = getattr(kernel, "spec", None)
+    if claimed is not None and not isinstance(claimed, MatmulSpec):
+        raise CliError(f"--kernel: {spec!r} has spec {claimed!r}, not a MatmulSpec")
     return kernel

@@ -30,9 +30,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--scales", required=True, help="candidate scales, comma-separated")
     p.add_argument("--margin", type=int, default=3, help="failing words per scale (k)")
     p.add_argument("--budget", type=int, default=3, help="scales to cover")
-    p.add_argument("--kernels", default="reciprocal,divide", help="REFERENCE,MUTANT")
-    p.add_argument("--format", default="e4m3fn", choices=sorted(FORMATS))
-    p.add_argument("--out", required=True, help="path stem: writes STEM.json and STEM.npz")
+    p.add_argument(
+        "--kernel",
+        "--kernels",
+        dest="kernels",
+        metavar="A,B",
+        default="reciprocal,divide",
+        help="REFERENCE,MUTANT",
+    )
+    p.add_argument("--format", default="e4m3fn", choices=sorted(FORMATS), help="fp8 format")
+    p.add_argument(
+        "--json",
+        "--out",
+        dest="out",
+        required=True,
+        metavar="STEM",
+        help="path stem: writes STEM.json and STEM.npz",
+    )
     p.set_defaults(run=run)
 
 

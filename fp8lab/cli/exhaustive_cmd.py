@@ -28,13 +28,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     p.add_argument("a", help=f"encoder: {', '.join(BUILTIN_ENCODERS)} or MODULE:FUNC")
     p.add_argument("b", help="the other encoder")
-    p.add_argument("--format", default="e4m3fn", choices=sorted(FORMATS))
-    p.add_argument("--policy", required=True, choices=("sat", "nosat"))
-    p.add_argument("--nan", default="canonical", choices=("canonical", "keep-sign"))
+    p.add_argument("--format", default="e4m3fn", choices=sorted(FORMATS), help="fp8 format")
+    p.add_argument(
+        "--policy", required=True, choices=("sat", "nosat"), help="overflow: saturate or not"
+    )
+    p.add_argument(
+        "--nan",
+        default="canonical",
+        choices=("canonical", "keep-sign"),
+        help="sign of emitted NaN codes: canonical (0x7F) or keep-sign",
+    )
     p.add_argument("--start", type=_pattern, default=0, help="first bit pattern (e.g. 0x3f800000)")
     p.add_argument("--stop", type=_pattern, default=ALL_PATTERNS, help="one past the last pattern")
     p.add_argument("--workers", type=int, default=None, help="processes (default: one per core)")
-    p.add_argument("--json", help="write the record here ('-' for stdout)")
+    p.add_argument("--json", "--out", dest="json", help="write the record here ('-' for stdout)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from fp8lab.cli.common import CliError, load_kernel, load_user_object, write_json_output
+from fp8lab.cli.common import CliError, load_kernel, load_matmul_kernel, write_json_output
 from fp8lab.gates import GATES, MATMUL_GATES, GateResult, exit_code
-from fp8lab.gemm import BUILTIN_MATMUL_KERNELS, FunctionMatmulKernel, MatmulKernel
-from fp8lab.kernels import BUILTIN_KERNELS, QuantKernel
+from fp8lab.gemm import BUILTIN_MATMUL_KERNELS, MatmulKernel
+from fp8lab.kernels import BUILTIN_KERNELS, NAN_POLICIES, QuantKernel
 
 __all__ = ["add_parser", "format_table", "load_matmul_kernel", "run"]
 
@@ -22,17 +22,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     p.add_argument(
         "--gate",
+        "--gates",
+        dest="gate",
         default="G1",
         help=f"comma-separated gates from {', '.join(GATES)}, or 'all' (default G1)",
     )
     p.add_argument(
         "--kernel",
-        help="MODULE:FUNC; for G1/G2 FUNC(x, scale) -> uint8 codes, for G3 "
-        "FUNC(a_codes, b_codes, s_in, s_w, out_dtype) -> [M,N] float32 or bfloat16; "
-        "default: each gate's built-in kernels",
+        "--kernels",
+        dest="kernel",
+        metavar="MODULE:OBJ",
+        help="your kernel (default: each gate's built-in kernels). For G1/G2 a QuantKernel "
+        "object (name, quantize) or FUNC(x, scale) -> uint8 codes; for G3 a MatmulKernel "
+        "object (name, matmul, optional spec) or FUNC(a_codes, b_codes, s_in, s_w, "
+        "out_dtype) -> [M,N] float32 or bfloat16, checked against vllm.cpp's model",
+    )
+    p.add_argument(
+        "--nan-policy",
+        metavar="NAME",
+        help=f"G1/G2: the NaN policy your kernel follows, one of {', '.join(NAN_POLICIES)} "
+        "(default: what the kernel declares in its nan_policy attribute, else vllm-cpp)",
     )
     p.add_argument("--large", action="store_true", help="G3: add the 1024x1024 cases (slow)")
-    p.add_argument("--json", help="write the results here ('-' for stdout)")
+    p.add_argument("--json", "--out", dest="json", help="write the results here ('-' for stdout)")
     p.set_defaults(run=run)
 
 
@@ -48,6 +60,7 @@ def format_table(results: list[GateResult]) -> str:
         "words",
         "mismatches",
         "nan-code",
+        "nan-policy",
     )
     rows = [head] + [
         (
@@ -60,6 +73,7 @@ def format_table(results: list[GateResult]) -> str:
             str(r.words),
             str(r.mismatches),
             str(r.nan_code_mismatches),
+            r.nan_policy or "-",
         )
         for r in results
     ]
@@ -76,12 +90,6 @@ def format_table(results: list[GateResult]) -> str:
     return "\n".join(lines)
 
 
-def load_matmul_kernel(spec: str) -> MatmulKernel:
-    """Import ``MODULE:FUNC`` and wrap ``FUNC(a_codes, b_codes, s_in, s_w, out_dtype)``."""
-    kernel: MatmulKernel = load_user_object(spec, MatmulKernel, FunctionMatmulKernel)
-    return kernel
-
-
 def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
     if name in MATMUL_GATES:
         matmuls: list[MatmulKernel] = (
@@ -91,7 +99,9 @@ def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
         )
         return [GATES[name](k, large=args.large) for k in matmuls]
     kernels: list[QuantKernel] = (
-        [load_kernel(args.kernel)] if args.kernel else list(BUILTIN_KERNELS.values())
+        [load_kernel(args.kernel, args.nan_policy)]
+        if args.kernel
+        else list(BUILTIN_KERNELS.values())
     )
     return [GATES[name](k) for k in kernels]
 
@@ -106,6 +116,10 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(
             f"unknown or empty --gate {args.gate!r}; choose from {', '.join(GATES)} or all"
         )
+    if args.nan_policy is not None and not args.kernel:
+        raise CliError("--nan-policy states your kernel's policy; give --kernel too")
+    if args.nan_policy is not None and all(g in MATMUL_GATES for g in names):
+        raise CliError("--nan-policy applies to G1 and G2 only")
     results = [r for g in names for r in _run_gate(g, args)]
     print(format_table(results))
     write_json_output(args.json, [r.to_dict() for r in results])

@@ -18,14 +18,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="GEMM reference and model timings as ratios to np.matmul, one run",
         description="By default runs in a child process with one BLAS and numba thread.",
     )
-    p.add_argument("--m", type=int, default=1024)
-    p.add_argument("--n", type=int, default=1024)
-    p.add_argument("--k", type=int, default=1024)
+    p.add_argument("-m", "--m", dest="m", type=int, default=1024, help="rows of A (default 1024)")
+    p.add_argument("-n", "--n", dest="n", type=int, default=1024, help="rows of B (default 1024)")
+    p.add_argument("-k", "--k", dest="k", type=int, default=1024, help="shared K (default 1024)")
     p.add_argument("--repeats", type=int, default=3, help="timings per path; best is kept")
-    p.add_argument("--seed", type=int, default=2024)
+    p.add_argument("--seed", type=int, default=2024, help="seed of the random operands")
     p.add_argument("--no-kernel", action="store_true", help="skip the slow kernel port")
     p.add_argument("--threads", action="store_true", help="keep BLAS threads (no pinning)")
-    p.add_argument("--json", help="write the rows here ('-' for stdout)")
+    p.add_argument("--json", "--out", dest="json", help="write the rows here ('-' for stdout)")
     p.set_defaults(run=run)
 
 

@@ -22,9 +22,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     p.add_argument("--catalogue", action="store_true", help="the mutant catalogue (default)")
     p.add_argument("--source", action="store_true", help="AST mutants of the kernel modules")
-    p.add_argument("--gates", default="G1,G3", help="comma-separated gates (default G1,G3)")
+    p.add_argument(
+        "--gate",
+        "--gates",
+        dest="gates",
+        default="G1,G3",
+        help="comma-separated gates (default G1,G3)",
+    )
     p.add_argument("--threshold", type=int, default=3, help="thin-margin threshold (default 3)")
-    p.add_argument("--json", help="write the record here ('-' for stdout)")
+    p.add_argument("--json", "--out", dest="json", help="write the record here ('-' for stdout)")
     p.set_defaults(run=run)
 
 

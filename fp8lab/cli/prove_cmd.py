@@ -17,8 +17,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "prove",
         help="run gates and exhaustive proofs; file the evidence",
-        description="Exit status: 0 complete (PENDING gates are listed as owed), "
-        "1 a gate or proof failed (the run is filed under failed/).",
+        description="Exit status: 0 complete and every gate passed, 1 a gate or proof "
+        "failed (the run is filed under failed/), 3 complete but a gate is PENDING "
+        "(listed as owed, never as passed).",
     )
     p.add_argument("--results", default="results", help="results root (default: results)")
     p.add_argument(
@@ -27,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         default=ALL_PATTERNS,
         help="examine patterns [0, STOP) only, for a quick run",
     )
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(run=run)
 
 
@@ -48,4 +49,5 @@ def run(args: argparse.Namespace) -> int:
             f"{row['wall_seconds']} s"
         )
     print(f"evidence: {done.final}")
-    return EXIT_CODES["pass"]
+    pending = "PENDING" in done.summary["gates"].values()
+    return EXIT_CODES["pending"] if pending else EXIT_CODES["pass"]

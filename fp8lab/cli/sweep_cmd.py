@@ -23,12 +23,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         description="Exit status: 0 done, 2 usage error.",
     )
     p.add_argument("--scales", help="comma-separated scales (default: log-spaced grid)")
-    p.add_argument("-n", type=int, default=100_000, help="log-spaced scales (default 1e5)")
+    p.add_argument(
+        "-n", "--n", dest="n", type=int, default=100_000, help="log-spaced scales (default 1e5)"
+    )
     p.add_argument("--lo", type=float, default=2.0**-20, help="smallest scale")
     p.add_argument("--hi", type=float, default=2.0**20, help="largest scale")
-    p.add_argument("--format", default="e4m3fn", choices=sorted(FORMATS))
+    p.add_argument("--format", default="e4m3fn", choices=sorted(FORMATS), help="fp8 format")
     p.add_argument("--workers", type=int, default=None, help="processes (default: one per core)")
-    p.add_argument("--json", help="write the record and its structure here ('-' for stdout)")
+    p.add_argument(
+        "--json",
+        "--out",
+        dest="json",
+        help="write the record and its structure here ('-' for stdout)",
+    )
     p.set_defaults(run=run)
 
 

@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from fp8lab.codecs import encode
 from fp8lab.formats import get_format
-from fp8lab.importing import ImportSpecError, import_object
+from fp8lab.importing import ImportSpecError, import_attribute
 from fp8lab.kernels import FunctionKernel, QuantKernel, validate_scale
 from fp8lab.kernels.inputs import widen_activation
 
@@ -82,12 +82,14 @@ def _resolve_name(name: str, fmt: str) -> QuantKernel:
             f"unknown kernel {name!r}: use one of {', '.join(BUILTIN_PAIR_KERNELS)} or MODULE:FUNC"
         )
     try:
-        target = import_object(name)
-    except ImportSpecError as exc:
+        target = import_attribute(name)
+        if isinstance(target, QuantKernel) and not isinstance(target, type):
+            return target
+        if not callable(target):
+            raise KernelError(f"{name!r} is neither a QuantKernel object nor a function")
+        return FunctionKernel(name, target)
+    except (ImportSpecError, ValueError) as exc:
         raise KernelError(str(exc)) from None
-    if isinstance(target, QuantKernel):
-        return target
-    return FunctionKernel(name, target)
 
 
 def resolve_kernel(kernel: str | QuantKernel, fmt: str = "e4m3fn") -> QuantKernel:

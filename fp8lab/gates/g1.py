@@ -2,13 +2,16 @@
 
 Cases are scales x input dtypes (the seed's seven scales, float32 and
 bfloat16 input). In each case one assertion per word class checks that every
-word of that class gives the reference byte. The special words (±NaN, ±inf)
-check the kernel's stated NaN policy: a NaN input must give exactly the code
-the kernel declares (``nan_input_code``, default 0x7F as in vllm.cpp), so a
-NaN-code disagreement there fails the special-class assertion; it is still
-counted apart from the byte mismatches.
-Vacuity guards: a case that examines no words fails, and so does one where
-half or more of the reference bytes are zero in magnitude (fp8-facts §3).
+word of that class gives the reference byte. A NaN input must give the code of
+the NaN policy the kernel declares by name (``nan_policy``, one of
+``fp8lab.kernels.nan_policy.NAN_POLICIES``; undeclared means vllm.cpp's 0x7F);
+the policy is recorded in the result. NaN-code disagreements (both codes NaN)
+are counted apart from the byte mismatches but fail the assertion all the same.
+The kernel gets a private read-only copy of each input (``fp8lab.guard``);
+every expectation is computed before the call, and any exception or exit of
+the kernel fails that case. Vacuity guards: a case that examines no words
+fails, and so does one where half or more of the reference bytes are zero in
+magnitude (fp8-facts §3).
 """
 
 from __future__ import annotations
@@ -18,19 +21,21 @@ from collections.abc import Sequence
 
 import ml_dtypes
 import numpy as np
+import numpy.typing as npt
 
 from fp8lab.compare import compare_codes
 from fp8lab.formats import FORMATS
 from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender
+from fp8lab.guard import KernelFaultError, call_kernel
+from fp8lab.kernels.nan_policy import NAN_POLICIES, declared_nan_policy, nan_policy_help
 from fp8lab.kernels.protocol import QuantKernel
-from fp8lab.populations import G1_SEED, Population, WordClass, g1_population
+from fp8lab.populations import G1_SEED, Population, g1_population
 from fp8lab.refs import reference_quant_static
 
 __all__ = ["G1_INPUT_DTYPES", "G1_SCALES", "run_g1"]
 
 G1_SCALES = (1.0, 0.5, 0.035, 0.0092, 7.25, 0.13, 0.77)
 G1_INPUT_DTYPES = ("float32", "bfloat16")
-VLLM_CPP_NAN_CODE = 0x7F
 _E4M3FN = FORMATS["e4m3fn"]
 _DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
 
@@ -47,6 +52,22 @@ def _bad_output(got: object, shape: tuple[int, ...]) -> str:
     return ""
 
 
+def _quantize(kernel: QuantKernel, x: np.ndarray, scale: float) -> object:
+    return kernel.quantize(x, scale)
+
+
+def _expected(
+    x: np.ndarray, scale: float, nan_policy: str
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.bool_]]:
+    """The reference codes, NaN inputs given the policy's code, and where x is NaN."""
+    want = reference_quant_static(x, scale)
+    wide = x.astype(np.float32)
+    nan = np.isnan(wide)
+    pos, neg = NAN_POLICIES[nan_policy].codes(_E4M3FN)
+    want[nan] = np.where(np.signbit(wide[nan]), neg, pos)
+    return want, nan
+
+
 def _run_case(
     kernel: QuantKernel,
     population: Population,
@@ -55,40 +76,46 @@ def _run_case(
     offenders: list[Offender],
     by_class: Counter[str],
     max_offenders: int,
-    nan_code: int,
+    nan_policy: str,
 ) -> CaseResult:
     name = f"s={scale!r}/{dtype_name}"
-    x = population.words.astype(_DTYPES[dtype_name])
+    x = population.words.astype(_DTYPES[dtype_name])  # the harness's own copy, never handed out
     labels = [c.value for c in population.classes]
     classes = sorted(set(labels))
-    want = reference_quant_static(x, scale)
-    want[np.isnan(x.astype(np.float32))] = nan_code
+    want, nan_in = _expected(x, scale, nan_policy)
     nonzero = float(np.mean((want & 0x7F) != 0)) if want.size else 0.0
     try:
-        got = kernel.quantize(x, scale)
-        error = _bad_output(got, x.shape)
-    except Exception as exc:  # noqa: BLE001 - any kernel failure is a verdict
-        got, error = None, f"{type(exc).__name__}: {exc}"
-    if error or got is None:
+        raw = call_kernel(_quantize, kernel, x, scale)
+        error = _bad_output(raw, x.shape)
+    except KernelFaultError as exc:
+        raw, error = None, exc.reason
+    if error or raw is None:
         return CaseResult(name, x.size, len(classes), len(classes), 0, 0, nonzero, error)
+    got = np.array(raw, np.uint8, copy=True)  # a plain array: a subclass cannot vouch for itself
     result = compare_codes(got, want, _E4M3FN)
+    wrong = result.mismatch | result.nan_code
     failed = 0
     for cls in classes:
         in_class = np.array([lbl == cls for lbl in labels], np.bool_)
-        count = int((result.mismatch & in_class).sum())
-        by_class[cls] += count
-        nan_policy_broken = cls == WordClass.SPECIAL.value and (result.nan_code & in_class).any()
-        failed += count > 0 or bool(nan_policy_broken)
-    for i in np.flatnonzero(result.mismatch)[: max(0, max_offenders - len(offenders))]:
+        by_class[cls] += int((result.mismatch & in_class).sum())
+        failed += bool((wrong & in_class).any())
+    for i in np.flatnonzero(wrong)[: max(0, max_offenders - len(offenders))]:
         offenders.append(
             Offender(name, labels[i], int(i), _hex(x, int(i)), f"{got[i]:#04x}", f"{want[i]:#04x}")
         )
     return CaseResult(
-        name, x.size, len(classes), failed, result.mismatches, result.nan_code_mismatches, nonzero
+        name,
+        x.size,
+        len(classes),
+        failed,
+        result.mismatches,
+        result.nan_code_mismatches,
+        nonzero,
+        nan_input_mismatches=int((wrong & nan_in).sum()),
     )
 
 
-def _verdict(cases: Sequence[CaseResult]) -> tuple[GateStatus, str]:
+def _verdict(cases: Sequence[CaseResult], nan_policy: str) -> tuple[GateStatus, str]:
     words = sum(c.words for c in cases)
     if not cases or words == 0:
         return GateStatus.FAIL, "examined nothing"
@@ -98,12 +125,17 @@ def _verdict(cases: Sequence[CaseResult]) -> tuple[GateStatus, str]:
     vacuous = [c.name for c in cases if c.nonzero_fraction <= 0.5]
     if vacuous:
         return GateStatus.FAIL, f"vacuous: reference mostly zero in {', '.join(vacuous)}"
-    bad = [c.name for c in cases if c.mismatches]
-    if bad:
-        return GateStatus.FAIL, f"byte mismatches in {len(bad)} of {len(cases)} cases"
-    policy = [c.name for c in cases if c.assertions_failed]
-    if policy:
-        return GateStatus.FAIL, f"NaN inputs break the declared NaN code in {len(policy)} cases"
+    # NaN inputs are the only ones a NaN-code disagreement can come from.
+    numbers = [c for c in cases if c.mismatches + c.nan_code_mismatches > c.nan_input_mismatches]
+    nans = [c for c in cases if c.nan_input_mismatches]
+    reasons = [f"byte mismatches in {len(numbers)} of {len(cases)} cases"] if numbers else []
+    if nans:
+        reasons.append(
+            f"NaN inputs break NaN policy {nan_policy!r} in {len(nans)} of {len(cases)} "
+            f"cases; if the kernel follows another documented policy, {nan_policy_help()}"
+        )
+    if reasons or any(c.assertions_failed for c in cases):
+        return GateStatus.FAIL, "; ".join(reasons) or "an assertion failed"
     return GateStatus.PASS, ""
 
 
@@ -127,9 +159,10 @@ def run_g1(
         special_words: include ±NaN and ±inf (False: the seed's population).
 
     Raises:
-        ValueError: for an unknown input dtype name.
+        ValueError: for an unknown input dtype name, or a NaN policy the kernel
+            declares that is not one of the named ones.
     """
-    nan_code = int(getattr(kernel, "nan_input_code", VLLM_CPP_NAN_CODE))
+    nan_policy = declared_nan_policy(kernel, _E4M3FN)
     unknown = set(input_dtypes) - set(_DTYPES)
     if unknown:
         raise ValueError(f"unknown input dtypes {sorted(unknown)}; use {G1_INPUT_DTYPES}")
@@ -144,12 +177,12 @@ def run_g1(
             offenders,
             by_class,
             max_offenders,
-            nan_code,
+            nan_policy,
         )
         for s in scales
         for d in input_dtypes
     ]
-    status, reason = _verdict(cases)
+    status, reason = _verdict(cases, nan_policy)
     return GateResult(
         gate="G1",
         kernel=kernel.name,
@@ -164,4 +197,5 @@ def run_g1(
         mismatches_by_class=dict(sorted(by_class.items())),
         first_offenders=tuple(offenders),
         case_results=tuple(cases),
+        nan_policy=nan_policy,
     )

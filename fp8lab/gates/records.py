@@ -35,7 +35,10 @@ class Offender:
 
 @dataclass(frozen=True)
 class CaseResult:
-    """One case of a gate: a scale and input dtype, for G1."""
+    """One case of a gate: a scale and input dtype, for G1.
+
+    ``nan_input_mismatches`` counts NaN inputs whose code is not the policy's.
+    """
 
     name: str
     words: int
@@ -45,11 +48,16 @@ class CaseResult:
     nan_code_mismatches: int
     nonzero_fraction: float
     error: str = ""
+    nan_input_mismatches: int = 0
 
 
 @dataclass(frozen=True)
 class GateResult:
-    """What a gate examined, what it found and its verdict."""
+    """What a gate examined, what it found and its verdict.
+
+    ``nan_policy`` is the fixed name of the NaN policy the gate held the
+    kernel to (``fp8lab.kernels.nan_policy``); None for a gate that checks none.
+    """
 
     gate: str
     kernel: str
@@ -64,6 +72,7 @@ class GateResult:
     mismatches_by_class: dict[str, int] = field(default_factory=dict)
     first_offenders: tuple[Offender, ...] = ()
     case_results: tuple[CaseResult, ...] = ()
+    nan_policy: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; the status is its string value."""

@@ -1,6 +1,13 @@
 """Kernels under test: the protocol, the built-in ports and scale handling."""
 
 from fp8lab.kernels.f32tofp8 import f32_to_fp8
+from fp8lab.kernels.nan_policy import (
+    DEFAULT_NAN_POLICY,
+    NAN_POLICIES,
+    KernelNanPolicy,
+    declared_nan_policy,
+    resolve_nan_policy,
+)
 from fp8lab.kernels.protocol import FunctionKernel, QuantKernel
 from fp8lab.kernels.quant_static import (
     BUILTIN_KERNELS,
@@ -13,14 +20,19 @@ from fp8lab.kernels.scale import collapse_shard_scales, reciprocal, validate_sca
 
 __all__ = [
     "BUILTIN_KERNELS",
+    "DEFAULT_NAN_POLICY",
+    "NAN_POLICIES",
     "FunctionKernel",
+    "KernelNanPolicy",
     "QuantKernel",
     "StaticQuantKernel",
     "collapse_shard_scales",
+    "declared_nan_policy",
     "f32_to_fp8",
     "quant_static",
     "quant_static_f32tofp8",
     "quant_static_upstream",
     "reciprocal",
+    "resolve_nan_policy",
     "validate_scale",
 ]

@@ -1,9 +1,10 @@
 """The kernel under test: the one abstraction gates, sweeps and mutants take.
 
-A kernel quantizes an activation with a static per-tensor scale and can
-encode already-scaled float32 values. Built-in ports, mutants, a CUDA backend
-and a user's own callable all implement :class:`QuantKernel`; no gate knows
-where its kernel came from.
+A kernel quantizes an activation with a static per-tensor scale. Built-in
+ports, mutants, a CUDA backend and a user's own callable or object all
+implement :class:`QuantKernel`; no gate knows where its kernel came from. A
+kernel may declare its NaN policy by name (attribute ``nan_policy``, one of
+:data:`fp8lab.kernels.nan_policy.NAN_POLICIES`); G1 checks and records it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from fp8lab.formats import FORMATS
+from fp8lab.kernels.nan_policy import resolve_nan_policy
+
 __all__ = ["FunctionKernel", "QuantKernel", "QuantizeFn"]
 
 QuantizeFn = Callable[[np.ndarray, Any], np.ndarray]
@@ -22,7 +26,11 @@ QuantizeFn = Callable[[np.ndarray, Any], np.ndarray]
 
 @runtime_checkable
 class QuantKernel(Protocol):
-    """A static FP8 quantization kernel under test."""
+    """A static FP8 quantization kernel under test: a name and ``quantize``.
+
+    No gate calls anything else, so nothing else is required (an ``encode``
+    of already-scaled values, where a kernel has one, is its own business).
+    """
 
     @property
     def name(self) -> str:
@@ -33,28 +41,27 @@ class QuantKernel(Protocol):
         """Codes for ``x`` (float32 or bfloat16) under ``scale``."""
         ...
 
-    def encode(self, y: npt.NDArray[np.float32]) -> npt.NDArray[np.uint8]:
-        """Codes for already-scaled float32 values ``y``."""
-        ...
-
 
 @dataclass(frozen=True)
 class FunctionKernel:
     """Wrap a user callable ``func(x, scale) -> uint8 codes`` as a kernel.
 
-    ``encode(y)`` is ``func(y, 1.0)``: for every y, ``y * float32(1/1.0) == y``
-    bit for bit (NaN stays NaN), so a correct kernel encodes y unchanged.
-    The NaN policy is read from ``func.nan_input_code`` if the callable has
-    one, else it is vllm.cpp's (NaN -> 0x7F).
+    ``nan_policy`` is the policy stated for it (e.g. by ``--nan-policy``); left
+    out, it is what ``func`` declares (its ``nan_policy`` attribute), else
+    vllm.cpp's. ``encode(y)`` is ``func(y, 1.0)``: ``y * float32(1/1.0) == y``
+    bit for bit, so a correct kernel encodes y unchanged.
+
+    Raises:
+        ValueError: for an unknown policy name, or one ``func`` contradicts.
     """
 
     name: str
     func: QuantizeFn
+    nan_policy: str | None = None
 
-    @property
-    def nan_input_code(self) -> int:
-        """The code the wrapped kernel declares for a NaN input."""
-        return int(getattr(self.func, "nan_input_code", 0x7F))
+    def __post_init__(self) -> None:
+        policy = resolve_nan_policy(self.func, FORMATS["e4m3fn"], self.nan_policy)
+        object.__setattr__(self, "nan_policy", policy)
 
     def quantize(self, x: np.ndarray, scale: Any) -> npt.NDArray[np.uint8]:
         """Call the wrapped function."""

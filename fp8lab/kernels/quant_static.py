@@ -23,6 +23,7 @@ import numpy.typing as npt
 from fp8lab.codecs import encode
 from fp8lab.kernels.f32tofp8 import FP8_MAX, f32_to_fp8
 from fp8lab.kernels.inputs import widen_activation
+from fp8lab.kernels.nan_policy import DEFAULT_NAN_POLICY
 from fp8lab.kernels.scale import reciprocal
 
 __all__ = [
@@ -51,12 +52,12 @@ class StaticQuantKernel:
     Args:
         name: short id used in records.
         encoder: float32 -> e4m3fn codes, saturating (the clamp lives here).
-        nan_input_code: the code a NaN input gives (its stated NaN policy).
+        nan_policy: its NaN policy by name (see ``fp8lab.kernels.nan_policy``).
     """
 
     name: str
     encoder: Callable[[npt.NDArray[np.float32]], npt.NDArray[np.uint8]]
-    nan_input_code: int = 0x7F
+    nan_policy: str = DEFAULT_NAN_POLICY
 
     def quantize(self, x: np.ndarray, scale: Any) -> npt.NDArray[np.uint8]:
         """Quantize ``x`` with the static per-tensor ``scale``.
@@ -74,7 +75,7 @@ class StaticQuantKernel:
 
 
 _VLLM_CPP = StaticQuantKernel("vllm_cpp", _encode_vllm_cpp)
-_UPSTREAM = StaticQuantKernel("upstream", _encode_upstream, nan_input_code=0x7E)
+_UPSTREAM = StaticQuantKernel("upstream", _encode_upstream, nan_policy="clamp-pos")
 _F32TOFP8 = StaticQuantKernel("f32tofp8", f32_to_fp8)
 
 BUILTIN_KERNELS = {k.name: k for k in (_VLLM_CPP, _UPSTREAM, _F32TOFP8)}
@@ -88,6 +89,9 @@ def quant_static(x: np.ndarray, scale: Any) -> npt.NDArray[np.uint8]:
 def quant_static_upstream(x: np.ndarray, scale: Any) -> npt.NDArray[np.uint8]:
     """VLLM CUDA static per-tensor quant: e4m3fn codes, NaN -> 0x7E (fp8-facts §4)."""
     return _UPSTREAM.quantize(x, scale)
+
+
+quant_static_upstream.nan_policy = _UPSTREAM.nan_policy  # type: ignore[attr-defined]
 
 
 def quant_static_f32tofp8(x: np.ndarray, scale: Any) -> npt.NDArray[np.uint8]:
