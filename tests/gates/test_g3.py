@@ -75,7 +75,7 @@ def test_vacuous_and_empty_runs_fail() -> None:
     result = run_g3(kernel, cases=[zero_a])
     assert result.status is GateStatus.FAIL and "vacuous" in result.reason
     empty = run_g3(kernel, cases=[])
-    assert empty.status is GateStatus.FAIL and empty.reason == "examined nothing"
+    assert empty.status is GateStatus.FAIL and empty.reason.startswith("examined nothing")
 
 
 def raises(a: np.ndarray, b: np.ndarray, s_in: Any, s_w: Any, out: str) -> np.ndarray:
