@@ -88,6 +88,21 @@ def test_a_raising_kernel_fails_with_its_error() -> None:
     assert exit_code([result]) == 1
 
 
+def test_a_failing_or_misshapen_quant_fails_the_case_with_its_reason() -> None:
+    kernel = BUILTIN_MATMUL_KERNELS["vllm_cpp"]
+
+    def exits(x: np.ndarray, scale: Any) -> np.ndarray:
+        raise SystemExit(2)
+
+    def flat(x: np.ndarray, scale: Any) -> np.ndarray:
+        return np.zeros(x.size, np.uint8)
+
+    for quant, words in ((exits, "SystemExit"), (flat, "want uint8")):
+        result = run_g3(kernel, cases=SEED_CASES[:1], quant=quant)
+        assert result.status is GateStatus.FAIL
+        assert "quant" in result.reason and words in result.reason
+
+
 def test_operands_follow_the_stated_population() -> None:
     a, b = g3_operands(SEED_CASES[0])
     assert a.shape == (1, 128) and b.shape == (64, 128)
