@@ -14,13 +14,16 @@ from typing import Any
 import numpy as np
 import pytest
 
+from fp8lab.codecs import decode
 from fp8lab.gates import GateStatus, run_g3
 from fp8lab.gemm import BUILTIN_MATMUL_KERNELS, SEED_CASES, g3_operands
 from fp8lab.gemm import epilogue as kernel_epilogue
+from fp8lab.gemm import kernels as kernel_port
 from fp8lab.gemm.epilogue import BF16
 from fp8lab.gemm.ulp import bits_differ
 
-__all__ = ["BF16"]  # the planted bodies run in the epilogue module's globals
+# The planted bodies run in the globals of the module they are planted in.
+__all__ = ["BF16", "decode"]
 
 
 def two_scalars_instead_of_folded(
@@ -58,6 +61,16 @@ REGRESSIONS: dict[str, Callable[..., np.ndarray]] = {
 }
 
 
+def decode_flushing_subnormals(a_codes: np.ndarray, b_codes: np.ndarray) -> tuple[Any, Any]:
+    """Regression: the kernel's operand decode flushes subnormal values to zero."""
+    a = decode(a_codes, "e4m3fn", dtype=np.float32)
+    b = decode(b_codes, "e4m3fn", dtype=np.float32)
+    tiny = np.float32(2.0**-6)
+    return np.where(np.abs(a) < tiny, np.float32(0), a), np.where(
+        np.abs(b) < tiny, np.float32(0), b
+    )
+
+
 def _kernel_output() -> np.ndarray:
     case = SEED_CASES[1]
     a, b = g3_operands(case)
@@ -78,3 +91,14 @@ def test_g3_goes_red_on_a_regression_in_the_kernel_epilogue(
     assert result.status is GateStatus.FAIL, result.reason
     assert result.mismatches_by_class["bitwise"] > 0
     assert any(o.word_class == "bitwise" for o in result.first_offenders)
+
+
+def test_g3_goes_red_on_a_regression_in_the_kernel_decode(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = _kernel_output()
+    monkeypatch.setattr(
+        kernel_port.decode_operands, "__code__", decode_flushing_subnormals.__code__
+    )
+    assert bits_differ(_kernel_output(), before).any(), "the plant must reach the kernel"
+    result = run_g3(BUILTIN_MATMUL_KERNELS["vllm_cpp"])
+    assert result.status is GateStatus.FAIL, result.reason
+    assert result.mismatches_by_class["bitwise"] > 0
