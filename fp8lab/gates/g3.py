@@ -11,6 +11,12 @@ case also reports the worst error over the tight bound gamma_K (derivation in
 A last case checks that NaN operand codes propagate as the contract says
 (:mod:`fp8lab.gates.g3_nan`). Vacuity guards: a case with a zero reference
 output fails, and so does a gate that examined no output.
+
+The model is :func:`fp8lab.refs.gemm_model.model_output_bits`, which shares no
+code with any kernel. Every expectation (model bits, exact reference,
+tolerances) is computed before the kernel is called, and the kernel gets
+private read-only operands through :func:`fp8lab.guard.call_kernel`; any
+exception or exit it raises is a FAIL of that case with the reason.
 """
 
 from __future__ import annotations
@@ -20,13 +26,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from fp8lab.gates.g3_nan import nan_propagation_case
+from fp8lab.gates.g3_spec import declared_spec, describe_model
 from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender
 from fp8lab.gemm.bounds import gamma, tight_bound
-from fp8lab.gemm.epilogue import BF16
-from fp8lab.gemm.matmul_model import model_matmul
 from fp8lab.gemm.population import (
     LARGE_CASES,
     LARGER_CASES,
@@ -35,14 +41,15 @@ from fp8lab.gemm.population import (
     QuantFn,
     g3_operands,
 )
-from fp8lab.gemm.protocol import VLLM_CPP_SPEC, MatmulKernel, MatmulSpec
+from fp8lab.gemm.protocol import MatmulKernel, MatmulSpec
 from fp8lab.gemm.reference import seed_reference
-from fp8lab.gemm.ulp import bits_differ
+from fp8lab.guard import KernelFaultError, call_kernel
 from fp8lab.kernels import quant_static
+from fp8lab.refs.gemm_model import OUTPUT_BITS, model_output_bits
 
-__all__ = ["G3CaseStats", "G3Report", "g3_cases", "run_g3", "run_g3_report"]
+__all__ = ["G3CaseStats", "G3Report", "declared_spec", "g3_cases", "run_g3", "run_g3_report"]
 
-_OUT_DTYPES = {"f32": np.dtype(np.float32), "bf16": BF16}
+_OUT_DTYPES = {"f32": np.dtype(np.float32), "bf16": np.dtype(ml_dtypes.bfloat16)}
 
 
 @dataclass(frozen=True)
@@ -70,14 +77,19 @@ class G3CaseStats:
 
 @dataclass(frozen=True)
 class G3Report:
-    """The gate record and the per-case measurements."""
+    """The gate record, the per-case measurements and the model checked against."""
 
     result: GateResult
     cases: tuple[G3CaseStats, ...]
+    model: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"result": self.result.to_dict(), "cases": [asdict(c) for c in self.cases]}
+        return {
+            "result": self.result.to_dict(),
+            "cases": [asdict(c) for c in self.cases],
+            "model": self.model,
+        }
 
     def to_json(self) -> str:
         """Stable, indented JSON."""
@@ -98,67 +110,88 @@ def _bad_output(got: object, case: G3Case) -> str:
     return ""
 
 
-def _hex(x: np.ndarray, i: int) -> str:
-    return "0x" + x.reshape(-1)[i : i + 1].tobytes()[::-1].hex()
+def _hex(bits: np.ndarray, i: int) -> str:
+    return f"0x{int(bits[i]):0{2 * bits.dtype.itemsize}x}"
+
+
+def _matmul(kernel: MatmulKernel, *args: Any) -> Any:
+    return kernel.matmul(*args)
 
 
 def _run_case(
-    kernel: MatmulKernel, case: G3Case, quant: QuantFn, offenders: list[Offender], keep: int
+    kernel: MatmulKernel,
+    spec: MatmulSpec,
+    case: G3Case,
+    quant: QuantFn,
+    offenders: list[Offender],
+    keep: int,
 ) -> tuple[CaseResult, G3CaseStats]:
-    spec = getattr(kernel, "spec", VLLM_CPP_SPEC)
-    spec = spec if isinstance(spec, MatmulSpec) else VLLM_CPP_SPEC
-    a, b = g3_operands(case, quant)
-    ref = seed_reference(a, b, case.s_in, case.s_w, case.out)
     size = case.m * case.n
+    stats: dict[str, Any] = dict(
+        name=case.name, m=case.m, n=case.n, k=case.k, seed=case.seed, s_in=case.s_in,
+        s_w=case.s_w, out=case.out, outputs=size, gamma_k=gamma(case.k),
+    )  # fmt: skip
+
+    def failed(error: str, nonzero: float, slack: float) -> tuple[CaseResult, G3CaseStats]:
+        return CaseResult(case.name, size, 2, 2, 0, 0, nonzero, error), G3CaseStats(
+            **stats, seed_over_tight=slack, nonzero_fraction=nonzero, bit_mismatches=0,
+            tolerance_failures=0, worst_ratio_seed=float("nan"), worst_ratio_tight=float("nan"),
+            error=error,
+        )  # fmt: skip
+
+    try:
+        a, b = g3_operands(case, quant)
+    except (KernelFaultError, ValueError) as exc:
+        return failed(f"quant: {exc}", 0.0, float("nan"))
+    # Every expectation first: the exact reference, the tolerances, the model's bits.
+    ref = seed_reference(a, b, case.s_in, case.s_w, case.out)
     nonzero = float(np.mean(ref.want != 0))
-    bf16_out = case.out == "bf16" or spec.bf16_epilogue
     tight = tight_bound(
         ref.abs_sum,
         ref.want,
         ref.alpha,
         case.k,
-        bf16_output=bf16_out,
+        bf16_output=case.out == "bf16" or spec.bf16_epilogue,
         two_scalar=spec.epilogue == "two_scalar",
     )
     with np.errstate(divide="ignore", invalid="ignore"):
         slack = float(np.min(ref.tolerance / tight))
-    stats: dict[str, Any] = dict(
-        name=case.name, m=case.m, n=case.n, k=case.k, seed=case.seed, s_in=case.s_in,
-        s_w=case.s_w, out=case.out, outputs=size, gamma_k=gamma(case.k),
-        seed_over_tight=slack, nonzero_fraction=nonzero,
-    )  # fmt: skip
+    model = model_output_bits(
+        a, b, case.s_in, case.s_w, case.out, accumulation=spec.accumulation,
+        epilogue=spec.epilogue, bf16_epilogue=spec.bf16_epilogue,
+    ).reshape(-1)  # fmt: skip
     try:
-        got = kernel.matmul(a, b, np.float32(case.s_in), np.float32(case.s_w), case.out)
+        got = call_kernel(
+            _matmul, kernel, a, b, np.float32(case.s_in), np.float32(case.s_w), case.out
+        )
         error = _bad_output(got, case)
-    except Exception as exc:  # noqa: BLE001 - any kernel failure is a verdict
-        got, error = None, f"{type(exc).__name__}: {exc}"
+    except KernelFaultError as exc:
+        got, error = None, exc.reason
     if error or got is None:
-        failed = CaseResult(case.name, size, 2, 2, 0, 0, nonzero, error)
-        return failed, G3CaseStats(
-            **stats, bit_mismatches=0, tolerance_failures=0, worst_ratio_seed=float("nan"),
-            worst_ratio_tight=float("nan"), error=error,
-        )  # fmt: skip
-    model = model_matmul(a, b, case.s_in, case.s_w, case.out, spec)
-    differ = bits_differ(got, model).reshape(-1)
+        return failed(error, nonzero, slack)
+    got_bits = np.ascontiguousarray(got).view(OUTPUT_BITS[case.out]).reshape(-1)
+    differ = got_bits != model
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         err = np.abs(got.astype(np.float64) - ref.want).reshape(-1)
         outside = ~(err <= ref.tolerance.reshape(-1))
         ratio_seed = float(np.max(err / ref.tolerance.reshape(-1)))
         ratio_tight = float(np.max(err / tight.reshape(-1)))
-    for cls, mask, w in (("bitwise", differ, model), ("tolerance", outside, None)):
+    for cls, mask in (("bitwise", differ), ("tolerance", outside)):
         for i in np.flatnonzero(mask)[: max(0, keep - len(offenders))]:
-            idx = f"[{int(i) // case.n},{int(i) % case.n}]"
-            want = _hex(w, int(i)) if w is not None else repr(float(ref.want.reshape(-1)[i]))
-            got_s = _hex(got, int(i)) if w is not None else repr(float(got.reshape(-1)[i]))
-            offenders.append(Offender(case.name, cls, int(i), idx, got_s, want))
+            where = f"out[{int(i) // case.n},{int(i) % case.n}]"
+            if cls == "bitwise":
+                want, got_s = _hex(model, int(i)), _hex(got_bits, int(i))
+            else:
+                want, got_s = repr(float(ref.want.reshape(-1)[i])), repr(float(got.reshape(-1)[i]))
+            offenders.append(Offender(case.name, cls, int(i), where, got_s, want))
     bad = int(differ.sum()), int(outside.sum())
     result = CaseResult(
         case.name, size, 2, int(bad[0] > 0) + int(bad[1] > 0), int((differ | outside).sum()), 0,
         nonzero,
     )  # fmt: skip
     return result, G3CaseStats(
-        **stats, bit_mismatches=bad[0], tolerance_failures=bad[1],
-        worst_ratio_seed=ratio_seed, worst_ratio_tight=ratio_tight,
+        **stats, seed_over_tight=slack, nonzero_fraction=nonzero, bit_mismatches=bad[0],
+        tolerance_failures=bad[1], worst_ratio_seed=ratio_seed, worst_ratio_tight=ratio_tight,
     )  # fmt: skip
 
 
@@ -189,6 +222,13 @@ def _verdict(cases: Sequence[CaseResult], stats: Sequence[G3CaseStats]) -> tuple
     return GateStatus.PASS, worst
 
 
+def _record(kernel: str, status: GateStatus, reason: str, **counts: Any) -> GateResult:
+    base: dict[str, Any] = dict(
+        cases=0, assertions=0, assertions_failed=0, words=0, mismatches=0, nan_code_mismatches=0
+    )
+    return GateResult(gate="G3", kernel=kernel, status=status, reason=reason, **(base | counts))
+
+
 def run_g3_report(
     kernel: MatmulKernel,
     *,
@@ -200,15 +240,21 @@ def run_g3_report(
     """Run G3 on ``kernel`` and keep the per-case measurements.
 
     Args:
-        kernel: any :class:`~fp8lab.gemm.protocol.MatmulKernel`.
+        kernel: any :class:`~fp8lab.gemm.protocol.MatmulKernel`; its ``spec``
+            (see :func:`declared_spec`) picks the model of the bitwise verdict.
         cases: the cases (default :func:`g3_cases`).
         large: add the 1024x1024 cases to the default ones.
         quant: the static quant that makes A from x (the kernel's own).
         max_offenders: how many offending outputs to keep.
     """
+    name = str(getattr(kernel, "name", type(kernel).__name__))
+    try:
+        spec = declared_spec(kernel)
+    except ValueError as exc:
+        return G3Report(_record(name, GateStatus.FAIL, str(exc)), ())
     chosen = g3_cases(large=large) if cases is None else tuple(cases)
     offenders: list[Offender] = []
-    pairs = [_run_case(kernel, c, quant, offenders, max_offenders) for c in chosen]
+    pairs = [_run_case(kernel, spec, c, quant, offenders, max_offenders) for c in chosen]
     results = [p[0] for p in pairs] + [nan_propagation_case(kernel)]
     stats = tuple(p[1] for p in pairs)
     status, reason = _verdict(results, stats)
@@ -216,22 +262,20 @@ def run_g3_report(
         "bitwise": sum(s.bit_mismatches for s in stats),
         "tolerance": sum(s.tolerance_failures for s in stats),
     }
-    record = GateResult(
-        gate="G3",
-        kernel=kernel.name,
-        status=status,
-        reason=reason,
+    record = _record(
+        name,
+        status,
+        f"{reason}; model: {describe_model(spec)}",
         cases=len(results),
         assertions=sum(c.assertions for c in results),
         assertions_failed=sum(c.assertions_failed for c in results),
         words=sum(c.words for c in results),
         mismatches=sum(c.mismatches for c in results),
-        nan_code_mismatches=0,
         mismatches_by_class=by_class,
         first_offenders=tuple(offenders),
         case_results=tuple(results),
     )
-    return G3Report(record, stats)
+    return G3Report(record, stats, describe_model(spec))
 
 
 def run_g3(kernel: MatmulKernel, **options: Any) -> GateResult:

@@ -5,15 +5,20 @@ lets IEEE arithmetic carry it, so every output whose A row or B row holds a
 NaN code is NaN and every other output is finite. The seed's operands never
 hold a NaN code (the quant saturates; B's NaN bytes are remapped), so without
 this case a kernel that decodes 0x7F as 480 passes. One assertion per
-placement: 0x7F in A and in B for f32 and bf16 output, and 0xFF in B.
+placement: 0x7F in A and in B for f32 and bf16 output, and 0xFF in B. The
+expected NaN mask is built before the kernel is called, and the kernel gets
+private read-only operands (:func:`fp8lab.guard.call_kernel`).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
 from fp8lab.gates.records import CaseResult
 from fp8lab.gemm.protocol import MatmulKernel
+from fp8lab.guard import KernelFaultError, call_kernel
 
 __all__ = ["NAN_PLACEMENTS", "nan_propagation_case"]
 
@@ -42,16 +47,20 @@ def _operands(operand: str, row: int, code: int) -> tuple[np.ndarray, np.ndarray
     return a, b, nan
 
 
+def _matmul(kernel: MatmulKernel, *args: Any) -> Any:
+    with np.errstate(invalid="ignore", over="ignore"):
+        return kernel.matmul(*args)
+
+
 def nan_propagation_case(kernel: MatmulKernel) -> CaseResult:
     """Run every placement; an assertion fails unless NaN is exactly where it belongs."""
     failed, error = 0, ""
     for operand, row, code, out in NAN_PLACEMENTS:
         a, b, nan = _operands(operand, row, code)
         try:
-            with np.errstate(invalid="ignore", over="ignore"):
-                got = kernel.matmul(a, b, np.float32(0.5), np.float32(0.25), out)
-        except Exception as exc:  # noqa: BLE001 - any kernel failure is a verdict
-            error, failed = f"{type(exc).__name__}: {exc}", failed + 1
+            got = call_kernel(_matmul, kernel, a, b, np.float32(0.5), np.float32(0.25), out)
+        except KernelFaultError as exc:
+            error, failed = exc.reason, failed + 1
             continue
         want = "float32" if out == "f32" else "bfloat16"
         if not isinstance(got, np.ndarray) or got.dtype.name != want or got.shape != nan.shape:

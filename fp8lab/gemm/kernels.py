@@ -8,8 +8,10 @@
 * ``upstream_cuda_bf16``: upstream's CUDA epilogue, which writes bf16; an
   f32 output is that bf16 value widened.
 
-The port loops i, j, k as the C++ does (one accumulator per output); it
-shares no code with ``fp8lab.gemm.models``, which the gate checks it against.
+The port loops i, j, k as the C++ does (one accumulator per output) and
+decodes through ``fp8lab.codecs``; its epilogue is :mod:`fp8lab.gemm.epilogue`.
+This is the kernel side: G3 checks it against :mod:`fp8lab.refs.gemm_model`,
+which shares none of this code (``tests/refs/test_independence.py``).
 """
 
 from __future__ import annotations
@@ -21,8 +23,7 @@ import numba
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.codecs import decode_table
-from fp8lab.formats import FORMATS
+from fp8lab.codecs import decode
 from fp8lab.gemm.epilogue import apply_epilogue
 from fp8lab.gemm.protocol import VLLM_CPP_SPEC, MatmulSpec, validate_matmul_args
 
@@ -30,11 +31,10 @@ __all__ = [
     "BUILTIN_MATMUL_KERNELS",
     "MATMUL_VARIANTS",
     "PortedMatmulKernel",
+    "decode_operands",
     "matmul_upstream",
     "matmul_vllm_cpp",
 ]
-
-_TABLE = decode_table(FORMATS["e4m3fn"]).astype(np.float32)
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
@@ -51,8 +51,13 @@ def _matmul_loop(
             out[i, j] = acc
 
 
+def decode_operands(a_codes: np.ndarray, b_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Both operands decoded to float32 by the codec (exact; NaN codes give NaN)."""
+    return decode(a_codes, "e4m3fn", dtype=np.float32), decode(b_codes, "e4m3fn", dtype=np.float32)
+
+
 def _accumulate(a_codes: npt.NDArray[np.uint8], b_codes: npt.NDArray[np.uint8]) -> np.ndarray:
-    a, b = _TABLE[a_codes], _TABLE[b_codes]
+    a, b = decode_operands(a_codes, b_codes)
     out = np.empty((a.shape[0], b.shape[0]), np.float32)
     _matmul_loop(a, b, out)
     return out

@@ -1,26 +1,26 @@
-"""An order-faithful model of a whole kernel: decode, accumulate, epilogue.
+"""``model_matmul``: the reference model of a whole kernel, as float32 or bfloat16 arrays.
 
-The model G3 compares a kernel with, bit for bit: ``spec.accumulation`` names
-an accumulator in ``MODELS``, ``spec.epilogue`` the epilogue (fp8-facts §3).
+A thin adapter over :func:`fp8lab.refs.gemm_model.model_output_bits` (the
+model G3 checks against, written apart from the kernels): it validates the
+arguments as the MatmulFp8 contract says and views the model's output bits
+as float32 or bfloat16 (fp8-facts §3). ``decode_operands`` is the kernel
+side's decode, re-exported here for its old import path.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
-from fp8lab.codecs import decode
-from fp8lab.gemm.epilogue import apply_epilogue
-from fp8lab.gemm.models import MODELS
+from fp8lab.gemm.kernels import decode_operands
 from fp8lab.gemm.protocol import VLLM_CPP_SPEC, MatmulSpec, validate_matmul_args
+from fp8lab.refs.gemm_model import model_output_bits
 
 __all__ = ["decode_operands", "model_matmul"]
 
-
-def decode_operands(a_codes: np.ndarray, b_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Both operands decoded to float32 (exact; NaN codes give NaN)."""
-    return decode(a_codes, "e4m3fn", dtype=np.float32), decode(b_codes, "e4m3fn", dtype=np.float32)
+_VIEW = {"f32": np.dtype(np.float32), "bf16": np.dtype(ml_dtypes.bfloat16)}
 
 
 def model_matmul(
@@ -34,12 +34,17 @@ def model_matmul(
     """What a kernel claiming ``spec`` must return, bit for bit.
 
     Raises:
-        ValueError: for invalid arguments or an unknown accumulation model.
+        ValueError: for invalid arguments or an unknown accumulation or epilogue.
     """
     a, b, si, sw, out = validate_matmul_args(a_codes, b_codes, s_in, s_w, out_dtype)
-    if spec.accumulation not in MODELS:
-        raise ValueError(f"unknown accumulation {spec.accumulation!r}; have {sorted(MODELS)}")
-    a32, b32 = decode_operands(a, b)
-    with np.errstate(invalid="ignore", over="ignore"):
-        acc = MODELS[spec.accumulation](a32, b32)
-    return apply_epilogue(acc, si, sw, out, spec)
+    bits = model_output_bits(
+        a,
+        b,
+        si,
+        sw,
+        out,
+        accumulation=spec.accumulation,
+        epilogue=spec.epilogue,
+        bf16_epilogue=spec.bf16_epilogue,
+    )
+    return bits.view(_VIEW[out])

@@ -5,6 +5,8 @@ static quant with ``s_in``; B is uniform random bytes in which the two NaN
 codes are remapped to the largest finite code of the same sign (0x7F ->
 0x7E = +448, 0xFF -> 0xFE = -448), so ±448 is twice as likely as any other
 code. Each case draws from ``np.random.default_rng(seed)``: x first, then B.
+The quant is foreign code: it is called through :func:`fp8lab.guard.call_kernel`
+and its codes are copied into an array of our own.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from fp8lab.guard import call_kernel
 from fp8lab.kernels import quant_static
 
 __all__ = ["LARGE_CASES", "LARGER_CASES", "SEED_CASES", "G3Case", "g3_operands", "remap_nan_bytes"]
@@ -68,8 +71,17 @@ def remap_nan_bytes(codes: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
 def g3_operands(
     case: G3Case, quant: QuantFn = quant_static
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
-    """A [M,K] and B [N,K] codes for ``case``, A quantized by ``quant``."""
+    """A [M,K] and B [N,K] codes for ``case``, A quantized by ``quant``.
+
+    Raises:
+        KernelFaultError: if ``quant`` raised or exited.
+        ValueError: if it returned something other than [M,K] uint8 codes.
+    """
     rng = np.random.default_rng(case.seed)
     x = rng.uniform(-2.0, 2.0, (case.m, case.k)).astype(np.float32)
     b = rng.integers(0, 256, (case.n, case.k), dtype=np.uint8)
-    return np.asarray(quant(x, case.s_in), np.uint8), remap_nan_bytes(b)
+    got = call_kernel(quant, x, case.s_in)
+    if not isinstance(got, np.ndarray) or got.dtype != np.uint8 or got.shape != x.shape:
+        kind = f"{got.dtype}{got.shape}" if isinstance(got, np.ndarray) else type(got).__name__
+        raise ValueError(f"quant returned {kind}, want uint8{x.shape}")
+    return np.array(got, np.uint8, copy=True), remap_nan_bytes(b)

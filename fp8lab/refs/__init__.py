@@ -1,5 +1,9 @@
-"""Independent references: they import formats, numpy and the standard library only."""
+"""Independent references: they import formats, numpy and the standard library only.
 
+G3's GEMM models are here too: ``gemm_accumulators`` and ``gemm_model``.
+"""
+
+from fp8lab.refs.gemm_model import model_output_bits
 from fp8lab.refs.ml_dtypes_oracle import ML_DTYPES_KEEPS_NAN_SIGN, ml_dtypes_encode
 from fp8lab.refs.scan import ScanPolicy, scan_encode, scan_pattern_range, scan_scalar
 from fp8lab.refs.static_quant import reference_quant_static
@@ -8,6 +12,7 @@ __all__ = [
     "ML_DTYPES_KEEPS_NAN_SIGN",
     "ScanPolicy",
     "ml_dtypes_encode",
+    "model_output_bits",
     "reference_quant_static",
     "scan_encode",
     "scan_pattern_range",

@@ -75,7 +75,7 @@ def test_vacuous_and_empty_runs_fail() -> None:
     result = run_g3(kernel, cases=[zero_a])
     assert result.status is GateStatus.FAIL and "vacuous" in result.reason
     empty = run_g3(kernel, cases=[])
-    assert empty.status is GateStatus.FAIL and empty.reason == "examined nothing"
+    assert empty.status is GateStatus.FAIL and empty.reason.startswith("examined nothing")
 
 
 def raises(a: np.ndarray, b: np.ndarray, s_in: Any, s_w: Any, out: str) -> np.ndarray:
@@ -86,6 +86,21 @@ def test_a_raising_kernel_fails_with_its_error() -> None:
     result = run_g3(FunctionMatmulKernel("boom", raises), cases=SEED_CASES)
     assert result.status is GateStatus.FAIL and "kernel exploded" in result.reason
     assert exit_code([result]) == 1
+
+
+def test_a_failing_or_misshapen_quant_fails_the_case_with_its_reason() -> None:
+    kernel = BUILTIN_MATMUL_KERNELS["vllm_cpp"]
+
+    def exits(x: np.ndarray, scale: Any) -> np.ndarray:
+        raise SystemExit(2)
+
+    def flat(x: np.ndarray, scale: Any) -> np.ndarray:
+        return np.zeros(x.size, np.uint8)
+
+    for quant, words in ((exits, "SystemExit"), (flat, "want uint8")):
+        result = run_g3(kernel, cases=SEED_CASES[:1], quant=quant)
+        assert result.status is GateStatus.FAIL
+        assert "quant" in result.reason and words in result.reason
 
 
 def test_operands_follow_the_stated_population() -> None:

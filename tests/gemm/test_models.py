@@ -15,10 +15,12 @@ from fp8lab.gemm import models, scalar
 from fp8lab.gemm.matmul_model import decode_operands
 from fp8lab.gemm.population import remap_nan_bytes
 from fp8lab.gemm.scalar import round_fraction_f32
+from fp8lab.refs import gemm_accumulators
 
 Model = Callable[[np.ndarray, np.ndarray], np.ndarray]
 TWINS: dict[str, tuple[Model, Model]] = {
     "sequential": (models.sequential, scalar.sequential_scalar),
+    "sequential_numpy": (gemm_accumulators.sequential, scalar.sequential_scalar),
     "sequential_fma": (models.sequential_fma, scalar.sequential_fma_scalar),
     "pairwise": (models.pairwise, scalar.pairwise_scalar),
     "split_k_8": (partial(models.split_k, block=8), partial(scalar.split_k_scalar, block=8)),
@@ -57,6 +59,17 @@ def test_vectorised_model_equals_its_scalar_twin(
     results = [method(a, b) for method in TWINS[name]]
     assert all(r.dtype == np.float32 and r.shape == (m, n) for r in results)
     assert assert_bitexact(results[0], results[1]) == m * n
+
+
+@pytest.mark.parametrize("make", [fp8_operands, f32_operands])
+@pytest.mark.parametrize(("m", "n", "k"), [(600, 64, 40), (3, 40000, 3), (17, 48, 300)])
+def test_compiled_sequential_equals_the_numpy_model_over_row_blocks(
+    make: Callable[..., tuple[np.ndarray, np.ndarray]], m: int, n: int, k: int
+) -> None:
+    a, b = make(m + n + k, m, n, k)
+    want = gemm_accumulators.sequential(a, b)
+    assert assert_bitexact(models.sequential(a, b), want) == m * n
+    assert models.MODELS is gemm_accumulators.MODELS
 
 
 def test_fma_equals_sequential_for_fp8_and_differs_for_float32() -> None:

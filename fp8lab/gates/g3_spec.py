@@ -1,0 +1,46 @@
+"""Which model G3 checks a kernel against: the ``spec`` the kernel declares.
+
+A kernel may carry ``spec`` (a :class:`~fp8lab.gemm.protocol.MatmulSpec`, or
+any object with its fields); without one it claims vllm.cpp's contract,
+sequential float32 accumulation with a folded alpha (fp8-facts §3). A spec
+G3 cannot read is refused with the reason, never replaced by the default.
+"""
+
+from __future__ import annotations
+
+from fp8lab.gemm.protocol import VLLM_CPP_SPEC, MatmulSpec
+from fp8lab.refs.gemm_accumulators import MODELS
+from fp8lab.refs.gemm_model import EPILOGUES
+
+__all__ = ["declared_spec", "describe_model"]
+
+
+def declared_spec(kernel: object) -> MatmulSpec:
+    """The model ``kernel`` claims: its ``spec`` (any object with the fields), else vllm.cpp's.
+
+    ``spec.accumulation`` must name a model in ``MODELS`` and ``spec.epilogue``
+    one of ``EPILOGUES``; ``epilogue`` and ``bf16_epilogue`` default as in
+    :class:`~fp8lab.gemm.protocol.MatmulSpec`.
+
+    Raises:
+        ValueError: for a spec G3 cannot read, naming the known models.
+    """
+    try:
+        spec = getattr(kernel, "spec", VLLM_CPP_SPEC)
+        accumulation = getattr(spec, "accumulation", None)
+        epilogue = getattr(spec, "epilogue", "folded")
+        bf16 = getattr(spec, "bf16_epilogue", False)
+    except Exception as exc:  # noqa: BLE001 - a broken attribute is the kernel's fault
+        raise ValueError(f"kernel spec unreadable: {type(exc).__name__}: {exc}") from None
+    if accumulation not in MODELS or epilogue not in EPILOGUES or not isinstance(bf16, bool):
+        raise ValueError(
+            f"kernel spec {spec!r} names no known model: accumulation must be one of "
+            f"{sorted(MODELS)}, epilogue one of {list(EPILOGUES)}, bf16_epilogue a bool"
+        )
+    return MatmulSpec(accumulation=accumulation, epilogue=epilogue, bf16_epilogue=bf16)
+
+
+def describe_model(spec: MatmulSpec) -> str:
+    """``sequential accumulation, folded epilogue`` (+ ``, bf16 epilogue``)."""
+    extra = ", bf16 epilogue" if spec.bf16_epilogue else ""
+    return f"{spec.accumulation} accumulation, {spec.epilogue} epilogue{extra}"

@@ -1,0 +1,129 @@
+"""The whole-kernel model G3 checks against: decode, accumulate, epilogue, as output bits.
+
+What a kernel claiming an accumulation model and an epilogue must return,
+bit for bit (fp8-facts §3, MatmulFp8). Written apart from every kernel under
+test, epilogue and operand decode included; it imports numpy, the standard
+library and ``fp8lab.formats`` only, and takes a different route to the same
+roundings:
+
+* decode: each e4m3fn code's exact value from the format's fields
+  (``FormatSpec.exact_value``); 0x7F and 0xFF are NaN, 0x80 is -0.
+* epilogue: a product of two float32 values is exact in float64 (24 + 24
+  bits, no overflow or underflow there), and one float64 -> float32 cast
+  rounds it once (RNE), which is IEEE float32 multiplication.
+  ``folded``: ``alpha = f32(s_in·s_w)``, ``out = f32(alpha·acc)``;
+  ``two_scalar``: ``out = f32(s_in·f32(s_w·acc))``.
+* bfloat16: the float32 bits rounded to their top 16 by integer RNE
+  (add 0x7FFF plus the kept lsb, shift); a NaN becomes the quiet NaN
+  0x7FC0 with its sign. ``bf16_epilogue``: an f32 output is that bfloat16
+  value widened (its bits shifted back up).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from fp8lab.formats import FORMATS
+from fp8lab.refs.gemm_accumulators import MODELS
+
+__all__ = ["EPILOGUES", "OUTPUT_BITS", "decode_e4m3fn", "model_output_bits"]
+
+EPILOGUES = ("folded", "two_scalar")
+OUTPUT_BITS: dict[str, type[np.unsignedinteger[Any]]] = {"f32": np.uint32, "bf16": np.uint16}
+_FMT = FORMATS["e4m3fn"]
+
+
+@cache
+def _values() -> npt.NDArray[np.float32]:
+    table = np.empty(1 << _FMT.bits, np.float32)
+    for code in range(1 << _FMT.bits):
+        if _FMT.is_nan_code(code):
+            table[code] = np.nan
+        else:  # exact: 4 significant bits, exponents -9..8
+            sign = -1.0 if code & _FMT.sign_bit else 1.0
+            table[code] = math.copysign(float(abs(_FMT.exact_value(code))), sign)
+    table.setflags(write=False)
+    return table
+
+
+def decode_e4m3fn(codes: np.ndarray) -> npt.NDArray[np.float32]:
+    """float32 values of uint8 e4m3fn codes (NaN codes give NaN).
+
+    Raises:
+        ValueError: for an array that is not uint8.
+    """
+    codes = np.asarray(codes)
+    if codes.dtype != np.uint8:
+        raise ValueError(f"want uint8 e4m3fn codes, got {codes.dtype}")
+    out: npt.NDArray[np.float32] = _values()[codes]
+    return out
+
+
+def _times(x: np.ndarray | np.float32, y: np.ndarray | np.float32) -> Any:
+    """``f32(x·y)`` for float32 x, y: exact float64 product, one rounding."""
+    return (np.float64(x) * np.asarray(y, np.float64)).astype(np.float32)
+
+
+def _epilogue_f32(acc: np.ndarray, s_in: np.float32, s_w: np.float32, epilogue: str) -> Any:
+    if epilogue == "folded":
+        alpha = np.float32(_times(s_in, s_w))
+        return _times(alpha, acc)
+    return _times(s_in, _times(s_w, acc))
+
+
+def _bf16_bits(f32_bits: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint16]:
+    u = f32_bits.astype(np.uint64)
+    nan = (u & 0x7FFFFFFF) > 0x7F800000
+    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    quiet = ((u >> 16) & 0x8000) | 0x7FC0
+    out: npt.NDArray[np.uint16] = np.where(nan, quiet, rounded).astype(np.uint16)
+    return out
+
+
+def model_output_bits(
+    a_codes: np.ndarray,
+    b_codes: np.ndarray,
+    s_in: Any,
+    s_w: Any,
+    out_dtype: str,
+    *,
+    accumulation: str = "sequential",
+    epilogue: str = "folded",
+    bf16_epilogue: bool = False,
+) -> np.ndarray:
+    """The model's [M,N] output as bits: uint32 for "f32", uint16 for "bf16".
+
+    Args:
+        a_codes: A [M,K] uint8 e4m3fn codes.
+        b_codes: B [N,K] uint8 e4m3fn codes (the product is A·Bᵀ).
+        s_in: input scale, taken as float32.
+        s_w: weight scale, taken as float32.
+        out_dtype: "f32" or "bf16".
+        accumulation: a name in :data:`~fp8lab.refs.gemm_accumulators.MODELS`.
+        epilogue: "folded" or "two_scalar".
+        bf16_epilogue: round to bfloat16 even for an f32 output.
+
+    Raises:
+        ValueError: for an unknown accumulation, epilogue or out_dtype, or
+            operands that are not [M,K] and [N,K] uint8 codes.
+    """
+    if accumulation not in MODELS:
+        raise ValueError(f"unknown accumulation {accumulation!r}; have {sorted(MODELS)}")
+    if epilogue not in EPILOGUES or out_dtype not in OUTPUT_BITS:
+        raise ValueError(f"want epilogue in {EPILOGUES} and out_dtype in {tuple(OUTPUT_BITS)}")
+    a, b = decode_e4m3fn(a_codes), decode_e4m3fn(b_codes)
+    with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+        acc = MODELS[accumulation](a, b)
+        y = np.ascontiguousarray(_epilogue_f32(acc, np.float32(s_in), np.float32(s_w), epilogue))
+    bits = y.astype(np.float32).view(np.uint32)
+    if out_dtype == "bf16":
+        return _bf16_bits(bits)
+    if bf16_epilogue:
+        widened: npt.NDArray[np.uint32] = _bf16_bits(bits).astype(np.uint32) << np.uint32(16)
+        return widened
+    return bits
