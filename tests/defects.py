@@ -39,3 +39,14 @@ def one_ulp_off_encoder(x: npt.NDArray[np.float32]) -> Codes:
     out = encode(x, "e4m3fn")
     out[x.view(np.uint32) == 0x3F80_0000] += 1
     return out
+
+
+def gemm_first_output_doubled(
+    a: np.ndarray, b: np.ndarray, s_in: float, s_w: float, out: str
+) -> np.ndarray:
+    """The vllm.cpp GEMM with out[0,0] spoiled: G3 must name that output position."""
+    from fp8lab.gemm.kernels import matmul_vllm_cpp
+
+    result = np.array(matmul_vllm_cpp(a, b, s_in, s_w, out), copy=True)
+    result.flat[0] = result.flat[0] * 2 + 1
+    return result

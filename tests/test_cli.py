@@ -33,6 +33,14 @@ def test_gates_exit_1_on_a_defect_and_3_when_only_pending(
     assert "PENDING" in capsys.readouterr().out
 
 
+def test_g3_offenders_name_the_output_position(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(["gates", "--gate", "G3", "--kernel", "tests.defects:gemm_first_output_doubled"]) == 1
+    )
+    out = capsys.readouterr().out
+    assert "bitwise out[0,0] got" in out and "x=out[" not in out
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [

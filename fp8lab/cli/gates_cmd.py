@@ -83,10 +83,10 @@ def format_table(results: list[GateResult]) -> str:
         if r.reason:
             lines.append(f"{r.gate} {r.kernel}: {r.status.value}: {r.reason}")
         for o in r.first_offenders[:4]:
-            lines.append(
-                f"  {o.case} {o.word_class} word {o.index} x={o.input_hex} "
-                f"got {o.got} want {o.want}"
+            where = (
+                o.input_hex if o.input_hex.startswith("out[") else f"word {o.index} x={o.input_hex}"
             )
+            lines.append(f"  {o.case} {o.word_class} {where} got {o.got} want {o.want}")
     return "\n".join(lines)
 
 
