@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
+from fp8lab.cli.argtypes import multiple_of_arg, positive_int_arg
 from fp8lab.cli.common import write_json_output
 from fp8lab.gemm.bench import run_gemm_bench, run_gemm_bench_pinned
+from fp8lab.gemm.protocol import K_MULTIPLE
 
 __all__ = ["add_parser", "run"]
 
@@ -18,10 +20,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="GEMM reference and model timings as ratios to np.matmul, one run",
         description="By default runs in a child process with one BLAS and numba thread.",
     )
-    p.add_argument("--m", type=int, default=1024)
-    p.add_argument("--n", type=int, default=1024)
-    p.add_argument("--k", type=int, default=1024)
-    p.add_argument("--repeats", type=int, default=3, help="timings per path; best is kept")
+    p.add_argument("--m", type=positive_int_arg, default=1024)
+    p.add_argument("--n", type=multiple_of_arg(K_MULTIPLE), default=1024)
+    p.add_argument("--k", type=multiple_of_arg(K_MULTIPLE), default=1024)
+    p.add_argument(
+        "--repeats", type=positive_int_arg, default=3, help="timings per path; best is kept"
+    )
     p.add_argument("--seed", type=int, default=2024)
     p.add_argument("--no-kernel", action="store_true", help="skip the slow kernel port")
     p.add_argument("--threads", action="store_true", help="keep BLAS threads (no pinning)")
