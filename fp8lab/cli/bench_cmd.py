@@ -13,7 +13,11 @@ __all__ = ["add_parser", "run"]
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register the subcommand."""
-    p = sub.add_parser("bench", help="encoder throughput, single-threaded, as ratios")
+    p = sub.add_parser(
+        "bench",
+        help="encoder throughput, single-threaded, as ratios",
+        description="Exit status: 0 done, 2 usage error.",
+    )
     p.add_argument("--n", type=positive_int_arg, default=1 << 24, help="elements (default 2**24)")
     p.add_argument(
         "--repeats", type=positive_int_arg, default=5, help="timings per encoder; best is kept"

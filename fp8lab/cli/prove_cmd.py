@@ -20,7 +20,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "prove",
         help="run gates and exhaustive proofs; file the evidence",
         description="Exit status: 0 complete (PENDING gates are listed as owed), "
-        "1 a gate or proof failed (the run is filed under failed/).",
+        "1 a gate or proof failed (the run is filed under failed/), 2 usage error.",
     )
     p.add_argument("--results", default="results", help="results root (default: results)")
     p.add_argument(
