@@ -85,9 +85,9 @@ def _encode_float64_blocks(
     """:func:`encode_float64` block by block, so extra memory is O(block), not O(size)."""
     flat = arr.reshape(-1)  # a view: ``arr`` is C-contiguous
     out = np.empty(flat.size, np.uint8)
-    for lo in range(0, flat.size, _FLOAT64_BLOCK):
-        block = flat[lo : lo + _FLOAT64_BLOCK].astype(np.float64)
-        with np.errstate(invalid="ignore"):  # signalling NaN patterns stay NaN
+    with np.errstate(invalid="ignore"):  # signalling NaN patterns stay NaN
+        for lo in range(0, flat.size, _FLOAT64_BLOCK):
+            block = flat[lo : lo + _FLOAT64_BLOCK].astype(np.float64)
             out[lo : lo + block.size] = encode_float64(block, spec, codes)
     return out
 

@@ -51,3 +51,10 @@ def test_float64_encode_memory_is_bounded_by_blocks(method: str) -> None:
     assert got.tobytes()[: 1 << 12] == want.tobytes()
     # the output itself is n bytes; anything per-element beyond ~2 bytes is unbounded work
     assert peak < n + (8 << 20), f"peak {peak} bytes for {n} elements"
+
+
+@pytest.mark.parametrize("method", ["fast", "array"])
+def test_blocked_encode_keeps_signalling_nans_quiet_and_nan(method: str) -> None:
+    snan = np.array([0x7F800001, 0xFF800001], np.uint32).view(np.float32)
+    got = encode(snan, method=method, nan="keep-sign", fmt="e5m2")
+    assert got.tolist() == encode(snan, method="scalar", nan="keep-sign", fmt="e5m2").tolist()
