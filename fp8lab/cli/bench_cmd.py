@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from fp8lab.bench import rows_to_dicts, run_bench
+from fp8lab.cli.argtypes import positive_int_arg
 from fp8lab.cli.common import write_json_output
 
 __all__ = ["add_parser", "run"]
@@ -12,11 +13,22 @@ __all__ = ["add_parser", "run"]
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register the subcommand."""
-    p = sub.add_parser("bench", help="encoder throughput, single-threaded, as ratios")
-    p.add_argument(
-        "-n", "--n", dest="n", type=int, default=1 << 24, help="elements (default 2**24)"
+    p = sub.add_parser(
+        "bench",
+        help="encoder throughput, single-threaded, as ratios",
+        description="Exit status: 0 done, 2 usage error.",
     )
-    p.add_argument("--repeats", type=int, default=5, help="timings per encoder; best is kept")
+    p.add_argument(
+        "-n",
+        "--n",
+        dest="n",
+        type=positive_int_arg,
+        default=1 << 24,
+        help="elements (default 2**24)",
+    )
+    p.add_argument(
+        "--repeats", type=positive_int_arg, default=5, help="timings per encoder; best is kept"
+    )
     p.add_argument("--seed", type=int, default=2024, help="seed of the random inputs")
     p.add_argument("--json", "--out", dest="json", help="write the rows here ('-' for stdout)")
     p.set_defaults(run=run)

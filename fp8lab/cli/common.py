@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from fp8lab.evidence import write_atomic
 from fp8lab.formats import FORMATS
@@ -15,7 +17,16 @@ from fp8lab.gemm import FunctionMatmulKernel, MatmulKernel, MatmulSpec
 from fp8lab.importing import ImportSpecError, import_attribute
 from fp8lab.kernels import FunctionKernel, QuantKernel, resolve_nan_policy
 
-__all__ = ["CliError", "load_kernel", "load_matmul_kernel", "load_user_object", "write_json_output"]
+__all__ = [
+    "CliError",
+    "json_on_stdout",
+    "load_kernel",
+    "load_matmul_kernel",
+    "load_user_object",
+    "write_json_output",
+]
+
+_JSON_STREAM: ContextVar[TextIO | None] = ContextVar("fp8lab_json_stream", default=None)
 
 
 class CliError(Exception):
@@ -24,18 +35,37 @@ class CliError(Exception):
     exit_status = EXIT_CODES["usage"]
 
 
+@contextlib.contextmanager
+def json_on_stdout() -> Iterator[None]:
+    """For ``--json -``: everything printed goes to stderr; only the JSON reaches stdout."""
+    token = _JSON_STREAM.set(sys.stdout)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        _JSON_STREAM.reset(token)
+
+
 def write_json_output(path: str | None, payload: Any) -> None:
-    """Write ``payload`` to ``path`` atomically ("-" is stdout); never overwrite."""
+    """Write ``payload`` to ``path`` atomically ("-" is stdout); never overwrite.
+
+    Raises:
+        CliError: if the path exists or cannot be written.
+    """
     if path is None:
         return
     text = json.dumps(payload, indent=2, sort_keys=True) + "\n"
     if path == "-":
-        sys.stdout.write(text)
+        stream = _JSON_STREAM.get() or sys.stdout
+        stream.write(text)
+        stream.flush()
         return
     try:
         write_atomic(Path(path), text.encode())
     except FileExistsError as exc:
         raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot write --json {path}: {exc.strerror or exc}") from None
 
 
 def load_user_object(spec: str, protocol: type, wrap: Callable[[str, Any], Any]) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from fp8lab.cli.argtypes import positive_int_arg
 from fp8lab.cli.common import CliError
 from fp8lab.cli.detect_cmd import kernel_pair, scales_arg
 from fp8lab.detect import (
@@ -28,8 +29,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         description="Exit status: 0 written and checked, 1 a check failed, 2 usage error.",
     )
     p.add_argument("--scales", required=True, help="candidate scales, comma-separated")
-    p.add_argument("--margin", type=int, default=3, help="failing words per scale (k)")
-    p.add_argument("--budget", type=int, default=3, help="scales to cover")
+    p.add_argument("--margin", type=positive_int_arg, default=3, help="failing words per scale (k)")
+    p.add_argument("--budget", type=positive_int_arg, default=3, help="scales to cover")
     p.add_argument(
         "--kernel",
         "--kernels",

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from fp8lab.cli.argtypes import pattern_arg, workers_arg
 from fp8lab.cli.common import CliError, write_json_output
 from fp8lab.detect import (
     BUILTIN_PAIR_KERNELS,
@@ -76,9 +77,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         default="reciprocal,divide",
         help=f"A,B each one of {', '.join(BUILTIN_PAIR_KERNELS)} or MODULE:FUNC",
     )
-    p.add_argument("--start", type=lambda t: int(t, 0), default=0, help="first bit pattern")
-    p.add_argument("--stop", type=lambda t: int(t, 0), default=ALL_PATTERNS, help="one past last")
-    p.add_argument("--workers", type=int, default=None, help="brute-force processes")
+    p.add_argument("--start", type=pattern_arg, default=0, help="first bit pattern")
+    p.add_argument("--stop", type=pattern_arg, default=ALL_PATTERNS, help="one past last")
+    p.add_argument("--workers", type=workers_arg, default=None, help="brute-force processes")
     p.add_argument(
         "--json", "--out", dest="json", help="write one entry per scale here ('-' for stdout)"
     )

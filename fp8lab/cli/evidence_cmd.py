@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from fp8lab.cli.argtypes import check_writable_dir, positive_float_arg
 from fp8lab.cli.common import CliError
 from fp8lab.evidence.notebooks import (
     DEFAULT_TIMEOUT,
@@ -44,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--params", help="YAML file: {param: value} or {notebook: {param: value}}")
     p.add_argument(
         "--timeout",
-        type=float,
+        type=positive_float_arg,
         default=DEFAULT_TIMEOUT,
         help=f"outer limit per notebook in seconds (default {DEFAULT_TIMEOUT:g})",
     )
@@ -77,7 +78,11 @@ def _overrides(args: argparse.Namespace, names: list[str]) -> dict[str, dict[str
         key, sep, text = item.partition("=")
         if not sep or not key:
             raise CliError(f"-p wants KEY=VALUE, got {item!r}")
-        common[key] = yaml.safe_load(text)
+        try:
+            common[key] = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            reason = " ".join(str(getattr(exc, "problem", None) or exc).split())
+            raise CliError(f"-p {item!r}: not a plain YAML value: {reason}") from None
     return {name: {**common, **per_notebook[name]} for name in names}
 
 
@@ -99,6 +104,9 @@ def run(args: argparse.Namespace) -> int:
     results = Path(args.results)
     if args.check:
         return _check(results, {n: available[n] for n in names})
+    reason = check_writable_dir(args.results, "--results")
+    if reason:
+        raise CliError(reason)
     overrides = _overrides(args, names)
     for name in names:
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
+from fp8lab.cli.argtypes import pattern_arg, workers_arg
 from fp8lab.cli.common import CliError, write_json_output
 from fp8lab.exhaustive import ALL_PATTERNS, BUILTIN_ENCODERS, EncoderError, run_exhaustive
 from fp8lab.formats import FORMATS
@@ -12,10 +13,6 @@ from fp8lab.gates import EXIT_CODES
 from fp8lab.progress import Progress
 
 __all__ = ["add_parser", "run"]
-
-
-def _pattern(text: str) -> int:
-    return int(text, 0)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -38,9 +35,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         choices=("canonical", "keep-sign"),
         help="sign of emitted NaN codes: canonical (0x7F) or keep-sign",
     )
-    p.add_argument("--start", type=_pattern, default=0, help="first bit pattern (e.g. 0x3f800000)")
-    p.add_argument("--stop", type=_pattern, default=ALL_PATTERNS, help="one past the last pattern")
-    p.add_argument("--workers", type=int, default=None, help="processes (default: one per core)")
+    p.add_argument(
+        "--start", type=pattern_arg, default=0, help="first bit pattern (e.g. 0x3f800000)"
+    )
+    p.add_argument(
+        "--stop", type=pattern_arg, default=ALL_PATTERNS, help="one past the last pattern"
+    )
+    p.add_argument(
+        "--workers", type=workers_arg, default=None, help="processes (default: one per core)"
+    )
     p.add_argument("--json", "--out", dest="json", help="write the record here ('-' for stdout)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)

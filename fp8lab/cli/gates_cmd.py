@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from fp8lab.cli.common import CliError, load_kernel, load_matmul_kernel, write_json_output
+from fp8lab.cli.gate_child import run_foreign_gate
 from fp8lab.gates import GATES, MATMUL_GATES, GateResult, exit_code
 from fp8lab.gemm import BUILTIN_MATMUL_KERNELS, MatmulKernel
 from fp8lab.kernels import BUILTIN_KERNELS, NAN_POLICIES, QuantKernel
 
-__all__ = ["add_parser", "format_table", "load_matmul_kernel", "run"]
+__all__ = ["add_parser", "format_table", "load_foreign_kernel", "load_matmul_kernel", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -17,8 +19,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "gates",
         help="run gates against a kernel",
-        description="Exit status: 0 all passed, 1 any FAIL, 2 usage error, "
-        "3 nothing failed but a gate is PENDING.",
+        description="Exit status: 0 all passed, 1 any FAIL (a --kernel that exits, "
+        "is killed or raises is a FAIL of its gate), 2 usage error, "
+        "3 nothing failed but a gate is PENDING. A --kernel runs in a child process.",
     )
     p.add_argument(
         "--gate",
@@ -90,20 +93,23 @@ def format_table(results: list[GateResult]) -> str:
     return "\n".join(lines)
 
 
+def load_foreign_kernel(
+    gate: str, spec: str, nan_policy: str | None = None
+) -> QuantKernel | MatmulKernel:
+    """The user's kernel for ``gate``: a matmul kernel for MATMUL_GATES, else a quant kernel."""
+    if gate in MATMUL_GATES:
+        return load_matmul_kernel(spec)
+    return load_kernel(spec, nan_policy)
+
+
 def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
-    if name in MATMUL_GATES:
-        matmuls: list[MatmulKernel] = (
-            [load_matmul_kernel(args.kernel)]
-            if args.kernel
-            else list(BUILTIN_MATMUL_KERNELS.values())
-        )
-        return [GATES[name](k, large=args.large) for k in matmuls]
-    kernels: list[QuantKernel] = (
-        [load_kernel(args.kernel, args.nan_policy)]
-        if args.kernel
-        else list(BUILTIN_KERNELS.values())
+    options = {"large": args.large} if name in MATMUL_GATES else {}
+    if args.kernel:  # foreign code runs in a child: its exit cannot become ours
+        return run_foreign_gate(name, args.kernel, options, args.nan_policy)
+    kernels: list[Any] = list(
+        (BUILTIN_MATMUL_KERNELS if name in MATMUL_GATES else BUILTIN_KERNELS).values()
     )
-    return [GATES[name](k) for k in kernels]
+    return [GATES[name](k, **options) for k in kernels]
 
 
 def run(args: argparse.Namespace) -> int:

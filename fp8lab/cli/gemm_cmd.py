@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
+from fp8lab.cli.argtypes import multiple_of_arg, positive_int_arg
 from fp8lab.cli.common import write_json_output
 from fp8lab.gemm.bench import run_gemm_bench, run_gemm_bench_pinned
+from fp8lab.gemm.protocol import K_MULTIPLE
 
 __all__ = ["add_parser", "run"]
 
@@ -16,12 +18,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "gemm-bench",
         help="GEMM reference and model timings as ratios to np.matmul, one run",
-        description="By default runs in a child process with one BLAS and numba thread.",
+        description="By default runs in a child process with one BLAS and numba thread. "
+        "Exit status: 0 done, 2 usage error.",
     )
-    p.add_argument("-m", "--m", dest="m", type=int, default=1024, help="rows of A (default 1024)")
-    p.add_argument("-n", "--n", dest="n", type=int, default=1024, help="rows of B (default 1024)")
-    p.add_argument("-k", "--k", dest="k", type=int, default=1024, help="shared K (default 1024)")
-    p.add_argument("--repeats", type=int, default=3, help="timings per path; best is kept")
+    p.add_argument(
+        "-m", "--m", dest="m", type=positive_int_arg, default=1024, help="rows of A (default 1024)"
+    )
+    p.add_argument(
+        "-n",
+        "--n",
+        dest="n",
+        type=multiple_of_arg(K_MULTIPLE),
+        default=1024,
+        help=f"rows of B, a multiple of {K_MULTIPLE} (default 1024)",
+    )
+    p.add_argument(
+        "-k",
+        "--k",
+        dest="k",
+        type=multiple_of_arg(K_MULTIPLE),
+        default=1024,
+        help=f"shared K, a multiple of {K_MULTIPLE} (default 1024)",
+    )
+    p.add_argument(
+        "--repeats", type=positive_int_arg, default=3, help="timings per path; best is kept"
+    )
     p.add_argument("--seed", type=int, default=2024, help="seed of the random operands")
     p.add_argument("--no-kernel", action="store_true", help="skip the slow kernel port")
     p.add_argument("--threads", action="store_true", help="keep BLAS threads (no pinning)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from fp8lab.cli import (
     bench_cmd,
@@ -18,14 +19,23 @@ from fp8lab.cli import (
     prove_cmd,
     sweep_cmd,
 )
-from fp8lab.cli.common import CliError
+from fp8lab.cli.argtypes import check_json_target
+from fp8lab.cli.common import CliError, json_on_stdout
+from fp8lab.gates import EXIT_CODES
 
 __all__ = ["main"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """A parser whose refusals are one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every subcommand."""
-    parser = argparse.ArgumentParser(prog="fp8lab", description="FP8 verification workbench")
+    parser = _Parser(prog="fp8lab", description="FP8 verification workbench")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in (
         gates_cmd,
@@ -44,9 +54,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one subcommand; usage errors print to stderr and exit 2."""
-    args = build_parser().parse_args(argv)
+    """Run one subcommand; usage errors print one line to stderr and exit 2.
+
+    A ``--json`` target is checked before the subcommand starts; with
+    ``--json -`` stdout holds only the JSON and everything else goes to stderr.
+    """
     try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # a refused argument (2) or --help (0): already printed
+        return exc.code if isinstance(exc.code, int) else EXIT_CODES["usage"]
+    json_path = getattr(args, "json", None)
+    try:
+        reason = check_json_target(json_path)
+        if reason:
+            raise CliError(reason)
+        if json_path == "-":
+            with json_on_stdout():
+                return int(args.run(args))
         return int(args.run(args))
     except CliError as exc:
         print(f"fp8lab {args.command}: error: {exc}", file=sys.stderr)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from fp8lab.cli.argtypes import nonnegative_int_arg
 from fp8lab.cli.common import CliError, write_json_output
 from fp8lab.gates import EXIT_CODES
 from fp8lab.mutants.harness import MutantResult, Verdict
@@ -29,7 +30,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         default="G1,G3",
         help="comma-separated gates (default G1,G3)",
     )
-    p.add_argument("--threshold", type=int, default=3, help="thin-margin threshold (default 3)")
+    p.add_argument(
+        "--threshold", type=nonnegative_int_arg, default=3, help="thin-margin threshold (default 3)"
+    )
     p.add_argument("--json", "--out", dest="json", help="write the record here ('-' for stdout)")
     p.set_defaults(run=run)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from fp8lab.cli.argtypes import check_writable_dir, stop_arg
+from fp8lab.cli.common import CliError
 from fp8lab.exhaustive import ALL_PATTERNS
 from fp8lab.gates import EXIT_CODES
 from fp8lab.proofs import run_proofs
@@ -18,13 +20,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "prove",
         help="run gates and exhaustive proofs; file the evidence",
         description="Exit status: 0 complete and every gate passed, 1 a gate or proof "
-        "failed (the run is filed under failed/), 3 complete but a gate is PENDING "
-        "(listed as owed, never as passed).",
+        "failed (the run is filed under failed/), 2 usage error, 3 complete but a gate "
+        "is PENDING (listed as owed, never as passed).",
     )
     p.add_argument("--results", default="results", help="results root (default: results)")
     p.add_argument(
         "--stop",
-        type=lambda t: int(t, 0),
+        type=stop_arg,
         default=ALL_PATTERNS,
         help="examine patterns [0, STOP) only, for a quick run",
     )
@@ -34,6 +36,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     """Run the plan and print where the evidence went."""
+    reason = check_writable_dir(args.results, "--results")
+    if reason:
+        raise CliError(reason)
     try:
         done = run_proofs(Path(args.results), stop=args.stop, quiet=args.quiet)
     except RuntimeError as exc:

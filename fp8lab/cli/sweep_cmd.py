@@ -6,6 +6,7 @@ import argparse
 import time
 from typing import Any
 
+from fp8lab.cli.argtypes import positive_float_arg, positive_int_arg, workers_arg
 from fp8lab.cli.common import CliError, write_json_output
 from fp8lab.cli.detect_cmd import scales_arg
 from fp8lab.detect import bf16_exposing, describe_sweep, log_scales, seed_scores, sweep
@@ -24,12 +25,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     p.add_argument("--scales", help="comma-separated scales (default: log-spaced grid)")
     p.add_argument(
-        "-n", "--n", dest="n", type=int, default=100_000, help="log-spaced scales (default 1e5)"
+        "-n",
+        "--n",
+        dest="n",
+        type=positive_int_arg,
+        default=100_000,
+        help="log-spaced scales (default 1e5)",
     )
-    p.add_argument("--lo", type=float, default=2.0**-20, help="smallest scale")
-    p.add_argument("--hi", type=float, default=2.0**20, help="largest scale")
+    p.add_argument("--lo", type=positive_float_arg, default=2.0**-20, help="smallest scale")
+    p.add_argument("--hi", type=positive_float_arg, default=2.0**20, help="largest scale")
     p.add_argument("--format", default="e4m3fn", choices=sorted(FORMATS), help="fp8 format")
-    p.add_argument("--workers", type=int, default=None, help="processes (default: one per core)")
+    p.add_argument(
+        "--workers", type=workers_arg, default=None, help="processes (default: one per core)"
+    )
     p.add_argument(
         "--json",
         "--out",

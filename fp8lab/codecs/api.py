@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.codecs.inputs import as_code_array, as_encodable_array
-from fp8lab.codecs.policy import NanPolicy, nan_policy, special_codes
+from fp8lab.codecs.policy import NanPolicy, SpecialCodes, nan_policy, special_codes
 from fp8lab.codecs.rne_array import encode_float64
 from fp8lab.codecs.rne_scalar import encode_scalars
 from fp8lab.codecs.table import (
@@ -23,6 +23,7 @@ from fp8lab.formats import FormatSpec, get_format, ml_dtypes_type
 __all__ = ["METHODS", "as_ml_dtypes", "decode", "decode_table", "encode"]
 
 METHODS = ("fast", "array", "scalar")
+_FLOAT64_BLOCK = 1 << 16  # elements per float64 block: ~6 MiB of temporaries
 
 
 def encode(
@@ -44,10 +45,13 @@ def encode(
         nan: ``"canonical"`` (every NaN code positive) or ``"keep-sign"``.
         method: ``"fast"`` (float32 table), ``"array"`` (float64 bit-field
             twin) or ``"scalar"`` (exact Fraction twin); all agree bit for bit.
-        engine: table engine for ``method="fast"``: ``"numba"`` or ``"numpy"``.
+        engine: table engine for ``method="fast"``: ``"numba"`` or ``"numpy"``;
+            checked whatever the method and dtype.
 
     Returns:
-        uint8 codes with the shape of ``x``; view them with :func:`as_ml_dtypes`.
+        uint8 codes with the shape of ``x`` (a 0-d input gives a 0-d array);
+        view them with :func:`as_ml_dtypes`. float64 input is encoded in blocks
+        of 2**16 elements, so extra memory does not grow with the input.
 
     Raises:
         TypeError: for a dtype that is not a float type listed above.
@@ -55,22 +59,37 @@ def encode(
     """
     spec = get_format(fmt)
     policy = nan_policy(nan)
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
+    if engine not in ENGINES:
+        raise ValueError(f"engine {engine!r} not available; choose from {ENGINES}")
     codes = special_codes(spec, saturate=saturate, nan=policy)
     arr = as_encodable_array(x)
     if method == "scalar":
-        return encode_scalars(arr, spec, codes)
-    if method == "array":
-        with np.errstate(invalid="ignore"):  # signalling NaN patterns stay NaN
-            return encode_float64(arr.astype(np.float64), spec, codes)
-    if method != "fast":
-        raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
-    table = float32_table(spec, saturate, policy)
-    if arr.dtype == np.float32 or arr.dtype == np.float16:
+        out = encode_scalars(arr, spec, codes)
+    elif method == "array" or arr.dtype == np.float64:
+        out = _encode_float64_blocks(arr, spec, codes)
+    elif arr.dtype == np.float32 or arr.dtype == np.float16:
+        table = float32_table(spec, saturate, policy)
         wide = arr.astype(np.float32, copy=False)
-        return encode_float32_bits(wide.view(np.uint32), table, engine)
-    if arr.dtype == np.float64:
-        return encode_float64(arr, spec, codes)
-    return encode_bfloat16_bits(arr.view(np.uint16), table)
+        out = encode_float32_bits(wide.view(np.uint32), table, engine)
+    else:
+        table = float32_table(spec, saturate, policy)
+        out = encode_bfloat16_bits(arr.view(np.uint16), table)
+    return np.asarray(out, np.uint8).reshape(arr.shape)  # a 0-d input stays a 0-d array
+
+
+def _encode_float64_blocks(
+    arr: np.ndarray, spec: FormatSpec, codes: SpecialCodes
+) -> npt.NDArray[np.uint8]:
+    """:func:`encode_float64` block by block, so extra memory is O(block), not O(size)."""
+    flat = arr.reshape(-1)  # a view: ``arr`` is C-contiguous
+    out = np.empty(flat.size, np.uint8)
+    with np.errstate(invalid="ignore"):  # signalling NaN patterns stay NaN
+        for lo in range(0, flat.size, _FLOAT64_BLOCK):
+            block = flat[lo : lo + _FLOAT64_BLOCK].astype(np.float64)
+            out[lo : lo + block.size] = encode_float64(block, spec, codes)
+    return out
 
 
 @cache

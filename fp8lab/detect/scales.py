@@ -27,7 +27,8 @@ def as_scales(values: Iterable[float] | npt.NDArray[Any]) -> npt.NDArray[np.floa
         raise TypeError(f"scales must be real numbers, got dtype {arr.dtype}")
     with np.errstate(over="ignore"):
         out = arr.astype(np.float32)
-    bad = ~np.isfinite(out) | (out < np.float32(2.0**-126)) | (out > np.float32(2.0**126))
+    wide = arr.astype(np.float64)  # the range is checked on the user's value, not its rounding
+    bad = ~np.isfinite(wide) | (wide < 2.0**-126) | (wide > 2.0**126)
     if bad.any():
         validate_scale(arr[int(np.flatnonzero(bad)[0])].item())  # raises with the rule
     return out

@@ -15,6 +15,7 @@ K·2**36 <= 2**62 (K <= 2**26), then Python integers.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 
@@ -27,6 +28,7 @@ __all__ = [
     "EXACT_F64_MAX_K",
     "FLT_EPSILON",
     "INT64_MAX_K",
+    "K_BLOCK_ELEMENTS",
     "SeedReference",
     "exact_acc",
     "exact_acc_units",
@@ -35,6 +37,7 @@ __all__ = [
 
 EXACT_F64_MAX_K = 2**17  # K * 2**36 <= 2**53
 INT64_MAX_K = 2**26  # K * 2**36 <= 2**62
+K_BLOCK_ELEMENTS = 2**17  # codes per operand per block: 1 MiB of int64 units
 UNIT_EXP = -18  # products are integers times 2**-18
 FLT_EPSILON = 2.0**-23
 _FMT = FORMATS["e4m3fn"]
@@ -71,34 +74,62 @@ def _check_k(a: np.ndarray, b: np.ndarray) -> int:
     return int(a.shape[1])
 
 
+def _checked_codes(codes: np.ndarray, label: str) -> npt.NDArray[np.uint8]:
+    codes = np.asarray(codes)
+    if codes.dtype != np.uint8 or codes.ndim != 2:
+        raise ValueError(f"{label} must be a rank-2 uint8 array, got {codes.dtype}{codes.shape}")
+    return codes
+
+
+def _k_blocks(
+    a_codes: np.ndarray, b_codes: np.ndarray
+) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]]:
+    """Both operands' units, K_BLOCK_ELEMENTS per operand at a time (NaN codes refused)."""
+    a = _checked_codes(a_codes, "a_codes")
+    b = _checked_codes(b_codes, "b_codes")
+    k = _check_k(a, b)
+    step = max(1, K_BLOCK_ELEMENTS // max(a.shape[0], b.shape[0], 1))
+    for lo in range(0, k, step):
+        yield (
+            _checked_units(a[:, lo : lo + step], "a_codes"),
+            _checked_units(b[:, lo : lo + step], "b_codes"),
+        )
+
+
 def exact_acc_units(a_codes: np.ndarray, b_codes: np.ndarray) -> np.ndarray:
     """A·Bᵀ exactly, as integers in 2**-18 units: int64, or object beyond K = 2**26.
+
+    Works over K in blocks of at most K_BLOCK_ELEMENTS codes per operand, so
+    extra memory is O(M·N + block) for any K; each block's int64 sum is exact
+    (a block has at most 2**17 <= 2**26 columns).
 
     Raises:
         ValueError: for non-uint8 or non-2-D codes, NaN codes, or differing K.
     """
-    a = _checked_units(a_codes, "a_codes")
-    b = _checked_units(b_codes, "b_codes")
-    k = _check_k(a, b)
-    if k <= INT64_MAX_K:
-        return a @ b.T
-    wide: np.ndarray = a.astype(object) @ b.T.astype(object)
-    return wide
+    k = _check_k(_checked_codes(a_codes, "a_codes"), _checked_codes(b_codes, "b_codes"))
+    shape = (np.shape(a_codes)[0], np.shape(b_codes)[0])
+    acc: np.ndarray = np.zeros(shape, np.int64 if k <= INT64_MAX_K else object)
+    for a, b in _k_blocks(a_codes, b_codes):
+        part = a @ b.T
+        acc += part if acc.dtype == np.int64 else part.astype(object)
+    return acc
 
 
 def exact_acc(a_codes: np.ndarray, b_codes: np.ndarray) -> npt.NDArray[np.float64]:
     """A·Bᵀ in float64: exact for K <= 2**17 (float64 BLAS, any order).
 
-    Beyond 2**17 the exact integer sum is rounded once to float64 (RNE).
+    Beyond 2**17 the exact integer sum is rounded once to float64 (RNE). Both
+    paths work over K in blocks, so memory does not grow with K.
 
     Raises:
         ValueError: for non-uint8 or non-2-D codes, NaN codes, or differing K.
     """
-    a = _checked_units(a_codes, "a_codes")
-    b = _checked_units(b_codes, "b_codes")
-    if _check_k(a, b) <= EXACT_F64_MAX_K:
-        scale = 2.0**-9  # values n * 2**-9 are exact in float64
-        exact: npt.NDArray[np.float64] = (a * scale) @ (b * scale).T
+    k = _check_k(_checked_codes(a_codes, "a_codes"), _checked_codes(b_codes, "b_codes"))
+    if k <= EXACT_F64_MAX_K:
+        scale = 2.0**-9  # values n * 2**-9 are exact in float64, and so is every partial sum
+        exact = np.zeros((np.shape(a_codes)[0], np.shape(b_codes)[0]), np.float64)
+        for a, b in _k_blocks(a_codes, b_codes):
+            exact += (a * scale) @ (b * scale).T
         return exact
     units = exact_acc_units(a_codes, b_codes)
     return np.ldexp(units.astype(np.float64), UNIT_EXP)
