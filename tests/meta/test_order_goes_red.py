@@ -1,0 +1,64 @@
+"""The order inference goes red: wrong orders are told apart, non-sums are refused."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import pytest
+
+from fp8lab.gemm.order import (
+    F32MatmulProbe,
+    ProbeError,
+    SumProbe,
+    infer_order,
+    name_family,
+    sequential_tree,
+    split_k_tree,
+    tree_from_nested,
+)
+from fp8lab.guard import KernelFaultError
+from fp8lab.refs import gemm_accumulators as ga
+
+
+def test_a_planted_order_change_changes_the_tree() -> None:
+    # split_k with a block of 5 differs from sequential only in where partials restart.
+    planted = infer_order(F32MatmulProbe(partial(ga.split_k, block=5), 20), "planted")
+    assert planted.tree != sequential_tree(20)
+    assert planted.family == "split_k(chunk=5, parts=4, reduce=sequential)"
+
+
+def test_a_swapped_pair_has_no_known_family() -> None:
+    nested = [[[[0, 2], 1], 3], [[4, 5], [6, 7]]]
+    assert name_family(tree_from_nested(8, nested)) is None
+    assert name_family(split_k_tree(8, 4, "pairwise")) is not None
+
+
+def test_a_kernel_that_is_not_a_sum_is_refused() -> None:
+    with pytest.raises(ProbeError, match="not a count"):
+        infer_order(SumProbe(lambda x: np.float32(np.max(x)), 8), "max")
+    with pytest.raises(ProbeError, match="not a count"):
+        infer_order(SumProbe(lambda x: np.float32(0.5), 8), "half")
+
+
+def test_counts_that_fit_no_tree_are_refused() -> None:
+    # answers L = K for every pair except one: no tree gives that
+    class Liar:
+        k, calls, queries, kind = 6, 0, 0, "sum"
+
+        def lca_sizes(self, i: int, js: list[int]) -> list[int]:
+            return [3 if (i, j) == (0, 1) else 6 for j in js]
+
+    with pytest.raises(ProbeError, match="fit no tree"):
+        infer_order(Liar(), "liar")
+
+
+def test_a_kernel_that_raises_or_writes_its_input_faults() -> None:
+    def writes(x: np.ndarray) -> np.float32:
+        x[0] = 0
+        return np.float32(x.sum())
+
+    with pytest.raises(KernelFaultError):
+        infer_order(SumProbe(writes, 8), "writes")
+    with pytest.raises(KernelFaultError):
+        infer_order(SumProbe(lambda x: 1 / 0, 8), "raises")
