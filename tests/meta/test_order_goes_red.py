@@ -62,3 +62,16 @@ def test_a_kernel_that_raises_or_writes_its_input_faults() -> None:
         infer_order(SumProbe(writes, 8), "writes")
     with pytest.raises(KernelFaultError):
         infer_order(SumProbe(lambda x: 1 / 0, 8), "raises")
+
+
+def test_g3_goes_red_when_a_kernel_claims_the_fused_model_but_sums_in_float32() -> None:
+    from fp8lab.gates import run_g3_report
+    from fp8lab.gemm import SEED_CASES, matmul_vllm_cpp
+    from fp8lab.gemm.protocol import FunctionMatmulKernel, MatmulSpec
+
+    spec = MatmulSpec(accumulation="fused_32_e8m13")
+    liar = FunctionMatmulKernel("sequential_claims_fused", matmul_vllm_cpp, spec)
+    report = run_g3_report(liar, cases=SEED_CASES[:2])
+    assert sum(c.outputs for c in report.cases) > 0
+    assert sum(c.bit_mismatches for c in report.cases) > 0
+    assert report.result.status.name == "FAIL"
