@@ -26,10 +26,8 @@ def test_fp8_kernel_prints_family_and_writes_the_record(
 
 def test_f32_matmul_callable_names_split_k(capsys: pytest.CaptureFixture[str]) -> None:
     kernel = "fp8lab.refs.gemm_accumulators:split_k"
-    rc = main(
-        ["order", "--kernel", kernel, "--k", "300", "--as", "f32-matmul", "--n", "1"]
-        + ["--json", "-"]
-    )
+    argv = ["order", "--kernel", kernel, "--k", "300", "--as", "f32-matmul", "--n", "1"]
+    rc = main([*argv, "--json", "-"])
     out = capsys.readouterr().out
     assert rc == 0
     record = json.loads(out[out.index("{") :])
