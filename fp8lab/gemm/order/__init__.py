@@ -20,6 +20,7 @@ from fp8lab.gemm.order.probe import (
     ProbeError,
     SumProbe,
 )
+from fp8lab.gemm.order.run import tree_matmul
 from fp8lab.gemm.order.tree import SumTree, tree_from_nested
 
 __all__ = [
@@ -41,4 +42,5 @@ __all__ = [
     "sequential_tree",
     "split_k_tree",
     "tree_from_nested",
+    "tree_matmul",
 ]
