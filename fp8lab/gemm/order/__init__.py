@@ -6,6 +6,7 @@ schemes-and-order §3.1; issue 14.
 from fp8lab.gemm.order.families import (
     Family,
     fused_tree,
+    lanes_tree,
     name_family,
     pairwise_tree,
     sequential_tree,
@@ -37,6 +38,7 @@ __all__ = [
     "fused_tree",
     "infer_order",
     "infer_tree",
+    "lanes_tree",
     "name_family",
     "pairwise_tree",
     "sequential_tree",

@@ -9,6 +9,9 @@ Families (schemes-and-order §3; issue 14):
   (the last may be shorter; b = ceil(K/c) of them) each summed sequentially,
   then the b partials reduced ``sequential``-ly or ``pairwise``. "Split-K(b)"
   and "blocked (chunk c)" are the same trees; the name carries both numbers.
+* ``lanes(w=w, reduce=r)``: w SIMD lanes, lane l summing x_l, x_(l+w), ...
+  sequentially, then the w lane sums reduced ``sequential``-ly or
+  ``pairwise`` (a vectorised dot product).
 * ``fused(n=n)``: an n-way fused add per step (a tensor core's MMA): the first
   node adds x0..x(n-1) at once, each next node adds the previous node and the
   next n summands at once; ``fused(n=n, promote=p)`` restarts every p
@@ -24,6 +27,7 @@ from fp8lab.gemm.order.tree import SumTree
 __all__ = [
     "Family",
     "fused_tree",
+    "lanes_tree",
     "name_family",
     "pairwise_tree",
     "sequential_tree",
@@ -106,6 +110,20 @@ def split_k_tree(k: int, chunk: int, reduce: str = "sequential") -> SumTree:
     return b.tree()
 
 
+def lanes_tree(k: int, w: int, reduce: str = "pairwise") -> SumTree:
+    """Strided lanes (w of them) summed sequentially, then reduced by ``reduce``.
+
+    Raises:
+        ValueError: for w below 1 or an unknown reduction.
+    """
+    if w < 1:
+        raise ValueError(f"w must be >= 1, got {w}")
+    b = _Builder(k)
+    lanes = [b.chain(list(range(lane, k, w))) for lane in range(min(w, k))]
+    b.reduce(lanes, reduce)
+    return b.tree()
+
+
 def fused_tree(k: int, n: int, promote: int | None = None) -> SumTree:
     """n-way fused adds (previous node + next n summands), restarting every ``promote``.
 
@@ -158,6 +176,14 @@ def _run_end(prefixes: list[int], step: int) -> int | None:
     return end
 
 
+def _leaf0_partner(tree: SumTree) -> int | None:
+    """The other leaf of the binary node that adds leaf 0 to one leaf, if any."""
+    for kids in tree.nodes:
+        if 0 in kids:
+            return kids[1] if len(kids) == 2 and kids[1] < tree.leaves else None
+    return None
+
+
 def _first_fan_in(tree: SumTree) -> int:
     for kids in tree.nodes:
         if 0 in kids:
@@ -186,6 +212,11 @@ def name_family(tree: SumTree) -> Family | None:
             if tree == fused_tree(k, n, promote):
                 extra = "" if promote is None else f", promote={promote}"
                 return Family(f"fused(n={n}{extra})", "fused", n=n, promote=promote)
+    partner = _leaf0_partner(tree)
+    if partner is not None and partner > 1:
+        for how in REDUCTIONS:
+            if tree == lanes_tree(k, partner, how):
+                return Family(f"lanes(w={partner}, reduce={how})", "lanes", n=partner, reduce=how)
     chunk = _run_end(prefixes, 1)
     if chunk is not None and chunk < k:
         for how in REDUCTIONS:

@@ -16,6 +16,7 @@ from fp8lab.gemm.order import (
     SumTree,
     fused_tree,
     infer_order,
+    lanes_tree,
     name_family,
     pairwise_tree,
     sequential_tree,
@@ -135,8 +136,13 @@ def test_families_name_themselves() -> None:
     assert name_family(fused_tree(100, 32)).name == "fused(n=32)"  # type: ignore[union-attr]
     promoted = name_family(fused_tree(300, 32, promote=128))
     assert promoted is not None and promoted.name == "fused(n=32, promote=128)"
-    odd = tree_from_nested(4, [[0, 2], [1, 3]])
-    assert name_family(odd) is None  # strided lanes: no known family
+    lanes = tree_from_nested(4, [[0, 2], [1, 3]])
+    assert name_family(lanes).name == "lanes(w=2, reduce=pairwise)"  # type: ignore[union-attr]
+    assert name_family(lanes_tree(1000, 16, "sequential")).name == (  # type: ignore[union-attr]
+        "lanes(w=16, reduce=sequential)"
+    )
+    odd = tree_from_nested(6, [[[0, 2], 1], [[3, 5], 4]])
+    assert name_family(odd) is None
 
 
 def test_canonical_form_ignores_child_order_and_ids() -> None:
