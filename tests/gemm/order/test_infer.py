@@ -136,8 +136,8 @@ def test_families_name_themselves() -> None:
     assert name_family(fused_tree(100, 32)).name == "fused(n=32)"  # type: ignore[union-attr]
     promoted = name_family(fused_tree(300, 32, promote=128))
     assert promoted is not None and promoted.name == "fused(n=32, promote=128)"
-    lanes = tree_from_nested(4, [[0, 2], [1, 3]])
-    assert name_family(lanes).name == "lanes(w=2, reduce=pairwise)"  # type: ignore[union-attr]
+    lanes = tree_from_nested(8, [[[0, 4], [1, 5]], [[2, 6], [3, 7]]])
+    assert name_family(lanes).name == "lanes(w=4, reduce=pairwise)"  # type: ignore[union-attr]
     assert name_family(lanes_tree(1000, 16, "sequential")).name == (  # type: ignore[union-attr]
         "lanes(w=16, reduce=sequential)"
     )
