@@ -18,8 +18,9 @@ subtree joining i and j: ``L(i, j) = K - count`` (FPRev, schemes-and-order
   partial of u units is absorbed only while u·2**-18 <= 2**-7, i.e. u <= 2048
   (a tie rounds to the mask, whose last bit is 0). So this probe is exact for
   K <= 2050, and beyond only for trees that never add a partial of more
-  than 2048 units to a partial holding one mask; the count it reads is
-  checked to be an integer in [0, K-2] either way.
+  than 2048 units to a partial holding one mask (sequential chains; pairwise
+  up to K = 4096; split-K with a sequential reduction and chunks <= 2048);
+  the count it reads is checked to be an integer in [0, K-2] either way.
 
 Every call goes through :func:`fp8lab.guard.call_kernel`; a count that is
 not an integer in range raises :class:`ProbeError`.
