@@ -153,3 +153,15 @@ def test_canonical_form_ignores_child_order_and_ids() -> None:
         SumTree.from_children(4, [[0, 1]])
     with pytest.raises(ValueError, match="two parents"):
         SumTree.from_children(3, [[0, 1], [1, 2]])
+
+
+def test_fp8_probe_absorption_bound() -> None:
+    # the fp8 mask absorbs a partial of up to 2048 units of 2**-18, not 2049
+    from fp8lab.gemm.order import FP8_SAFE_K
+
+    mask = np.float32(448.0 * 448.0)
+    unit = 2.0**-18
+    assert np.float32(mask + np.float32(2048 * unit)) == mask
+    assert np.float32(mask + np.float32(2049 * unit)) != mask
+    assert np.float32(mask + np.float32(unit)) == mask
+    assert FP8_SAFE_K == 2048 + 2
