@@ -91,8 +91,16 @@ _CUDA_BF16 = PortedMatmulKernel(
     "upstream_cuda_bf16", MatmulSpec(epilogue="two_scalar", bf16_epilogue=True)
 )
 
+# vLLM's SM90 CUTLASS epilogue order on the sequential float32 sum (the real
+# kernel also accumulates with FP8FastAccum: fused_32_e8m13 models that part).
+_CUTLASS_EPILOGUE = PortedMatmulKernel("vllm_cutlass_epilogue", MatmulSpec(epilogue="vllm_cutlass"))
+
 BUILTIN_MATMUL_KERNELS = {k.name: k for k in (_VLLM_CPP, _UPSTREAM)}
-MATMUL_VARIANTS = {**BUILTIN_MATMUL_KERNELS, _CUDA_BF16.name: _CUDA_BF16}
+MATMUL_VARIANTS = {
+    **BUILTIN_MATMUL_KERNELS,
+    _CUDA_BF16.name: _CUDA_BF16,
+    _CUTLASS_EPILOGUE.name: _CUTLASS_EPILOGUE,
+}
 
 
 def matmul_vllm_cpp(

@@ -75,3 +75,20 @@ def test_g3_goes_red_when_a_kernel_claims_the_fused_model_but_sums_in_float32() 
     assert sum(c.outputs for c in report.cases) > 0
     assert sum(c.bit_mismatches for c in report.cases) > 0
     assert report.result.status.name == "FAIL"
+
+
+@pytest.mark.parametrize("m", [32, 96])
+def test_g3_goes_red_when_the_epilogue_order_is_not_the_declared_one(m: int) -> None:
+    from fp8lab.gates import run_g3_report
+    from fp8lab.gemm import G3Case, MatmulSpec, matmul_upstream
+    from fp8lab.gemm.kernels import PortedMatmulKernel
+    from fp8lab.gemm.protocol import FunctionMatmulKernel
+
+    # below the cut vLLM CUTLASS applies s_w first, above it s_in first: a
+    # kernel that never swaps is wrong below, one that always swaps is wrong above
+    always = PortedMatmulKernel("always_swapped", MatmulSpec(epilogue="two_scalar_swapped"))
+    func = matmul_upstream if m <= 64 else always.matmul
+    liar = FunctionMatmulKernel("wrong_order", func, MatmulSpec(epilogue="vllm_cutlass"))
+    report = run_g3_report(liar, cases=[G3Case(m, 32, 128, 600 + m, 0.035, 0.017, "f32")])
+    assert sum(c.outputs for c in report.cases) > 0
+    assert sum(c.bit_mismatches for c in report.cases) > 0
