@@ -36,7 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
             "summation tree, 2 for bad usage."
         ),
     )
-    p.add_argument("--kernel", required=True, help="MODULE:FUNC or MODULE:OBJ")
+    p.add_argument("--kernel", "--kernels", required=True, help="MODULE:FUNC or MODULE:OBJ")
     p.add_argument("-k", "--k", dest="k", type=int, required=True, help="summands per output")
     p.add_argument(
         "--as",
@@ -46,9 +46,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="fp8: a MatmulKernel on e4m3fn codes (default); f32-matmul: "
         "FUNC(A[M,K], B[N,K]) -> A·Bᵀ float32; sum: FUNC(x[K]) -> float32",
     )
-    p.add_argument("--method", choices=METHODS, default="recursive")
+    p.add_argument(
+        "--method",
+        choices=METHODS,
+        default="recursive",
+        help="recursive: about K calls for a chain (default); basic: K(K-1)/2 calls",
+    )
     p.add_argument("--m", type=int, default=1, help="rows of A (matmuls; default 1)")
-    p.add_argument("--n", type=int, default=16, help="rows of B (matmuls; default 16)")
+    p.add_argument(
+        "-n", "--n", dest="n", type=int, default=16, help="rows of B (matmuls; default 16)"
+    )
     p.add_argument("--row", type=int, default=0, help="output row read (default 0)")
     p.add_argument("--col", type=int, default=0, help="output column read (default 0)")
     p.add_argument(
