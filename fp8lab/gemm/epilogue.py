@@ -5,6 +5,9 @@
 * two_scalar_swapped: ``out = f32(s_w * f32(s_in * acc))``.
 * vllm_cutlass (vLLM SM90 CUTLASS): swapped for M <= 64 (swap_ab), else
   two_scalar (schemes-and-order §3.3).
+* prescaled: the kernel scaled its operands before the product
+  (:class:`~fp8lab.gemm.kernels.PortedMatmulKernel` does), so ``acc`` is
+  the output as it stands.
 * bf16 output rounds the float32 result once, by RNE (ml_dtypes ``astype``).
 * bf16 epilogue (CUDA variant): the result is rounded to bf16 whatever the
   requested output; an f32 output is that bf16 value widened, exactly.
@@ -56,6 +59,8 @@ def apply_epilogue(
             out = np.float32(s_w) * (np.float32(s_in) * acc)
         elif spec.epilogue == "vllm_cutlass":
             out = np.float32(s_in) * (np.float32(s_w) * acc)
+        elif spec.epilogue == "prescaled":
+            out = acc
         else:
             raise ValueError(f"unknown epilogue {spec.epilogue!r}")
         out = out.astype(np.float32)

@@ -57,3 +57,29 @@ def test_g3_passes_the_cutlass_order_kernel_on_both_sides_of_the_cut() -> None:
     assert sum(c.outputs for c in report.cases) > 0
     assert sum(c.bit_mismatches for c in report.cases) == 0
     assert "vllm_cutlass epilogue" in report.model
+
+
+def test_prescaled_scales_operands_before_the_product() -> None:
+    a, b = codes(9, 4, 16, 128)
+    s_in, s_w = np.float32(0.035), np.float32(0.017)
+    pre = model_output_bits(a, b, s_in, s_w, "f32", epilogue="prescaled").view(np.float32)
+    from fp8lab.refs.gemm_accumulators import sequential
+    from fp8lab.refs.gemm_model import decode_e4m3fn
+
+    a32 = (decode_e4m3fn(a).astype(np.float64) * np.float64(s_in)).astype(np.float32)
+    b32 = (decode_e4m3fn(b).astype(np.float64) * np.float64(s_w)).astype(np.float32)
+    assert np.array_equal(pre.view(np.uint32), sequential(a32, b32).view(np.uint32))
+    folded = model_output_bits(a, b, s_in, s_w, "f32").view(np.float32)
+    assert (pre != folded).any()  # its products are no longer exact
+
+
+def test_g3_passes_the_prescaled_kernel_and_fails_a_folded_one_claiming_it() -> None:
+    from fp8lab.gemm import matmul_vllm_cpp
+    from fp8lab.gemm.protocol import FunctionMatmulKernel
+
+    report = run_g3_report(MATMUL_VARIANTS["operands_prescaled"], cases=SEED_CASES[:2])
+    assert sum(c.outputs for c in report.cases) > 0
+    assert sum(c.bit_mismatches for c in report.cases) == 0
+    liar = FunctionMatmulKernel("folded", matmul_vllm_cpp, MatmulSpec(epilogue="prescaled"))
+    bad = run_g3_report(liar, cases=SEED_CASES[:2])
+    assert sum(c.bit_mismatches for c in bad.cases) > 0
