@@ -16,6 +16,7 @@ from fp8lab.cli import (
     gates_cmd,
     gemm_cmd,
     mutate_cmd,
+    order_cmd,
     prove_cmd,
     sweep_cmd,
 )
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
         sweep_cmd,
         design_cmd,
         gemm_cmd,
+        order_cmd,
     ):
         module.add_parser(sub)
     return parser

@@ -2,6 +2,12 @@
 
 * folded (vllm.cpp CPU): ``alpha = f32(s_in * s_w)``, ``out = f32(alpha * acc)``.
 * two_scalar (upstream vLLM): ``out = f32(s_in * f32(s_w * acc))``.
+* two_scalar_swapped: ``out = f32(s_w * f32(s_in * acc))``.
+* vllm_cutlass (vLLM SM90 CUTLASS): swapped for M <= 64 (swap_ab), else
+  two_scalar (schemes-and-order §3.3).
+* prescaled: the kernel scaled its operands before the product
+  (:class:`~fp8lab.gemm.kernels.PortedMatmulKernel` does), so ``acc`` is
+  the output as it stands.
 * bf16 output rounds the float32 result once, by RNE (ml_dtypes ``astype``).
 * bf16 epilogue (CUDA variant): the result is rounded to bf16 whatever the
   requested output; an f32 output is that bf16 value widened, exactly.
@@ -20,6 +26,7 @@ from fp8lab.gemm.protocol import MatmulSpec
 __all__ = ["BF16", "apply_epilogue", "folded_alpha"]
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
+SWAP_AB_MAX_M = 64  # vLLM scaled_mm_sm90_fp8_dispatch: swap_ab for M <= 64
 
 
 def folded_alpha(s_in: np.float32, s_w: np.float32) -> np.float32:
@@ -46,6 +53,14 @@ def apply_epilogue(
             out = folded_alpha(s_in, s_w) * acc
         elif spec.epilogue == "two_scalar":
             out = np.float32(s_in) * (np.float32(s_w) * acc)
+        elif spec.epilogue == "two_scalar_swapped" or (
+            spec.epilogue == "vllm_cutlass" and acc.shape[0] <= SWAP_AB_MAX_M
+        ):
+            out = np.float32(s_w) * (np.float32(s_in) * acc)
+        elif spec.epilogue == "vllm_cutlass":
+            out = np.float32(s_in) * (np.float32(s_w) * acc)
+        elif spec.epilogue == "prescaled":
+            out = acc
         else:
             raise ValueError(f"unknown epilogue {spec.epilogue!r}")
         out = out.astype(np.float32)

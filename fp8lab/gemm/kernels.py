@@ -56,8 +56,14 @@ def decode_operands(a_codes: np.ndarray, b_codes: np.ndarray) -> tuple[np.ndarra
     return decode(a_codes, "e4m3fn", dtype=np.float32), decode(b_codes, "e4m3fn", dtype=np.float32)
 
 
-def _accumulate(a_codes: npt.NDArray[np.uint8], b_codes: npt.NDArray[np.uint8]) -> np.ndarray:
+def _accumulate(
+    a_codes: npt.NDArray[np.uint8],
+    b_codes: npt.NDArray[np.uint8],
+    prescale: tuple[np.float32, np.float32] | None = None,
+) -> np.ndarray:
     a, b = decode_operands(a_codes, b_codes)
+    if prescale is not None:  # scale, then multiply, then sum (float32, RNE)
+        a, b = a * prescale[0], b * prescale[1]
     out = np.empty((a.shape[0], b.shape[0]), np.float32)
     _matmul_loop(a, b, out)
     return out
@@ -81,7 +87,8 @@ class PortedMatmulKernel:
         """
         a, b, si, sw, out = validate_matmul_args(a_codes, b_codes, s_in, s_w, out_dtype)
         with np.errstate(invalid="ignore", over="ignore"):  # NaN codes propagate
-            acc = _accumulate(a, b)
+            prescale = (si, sw) if self.spec.epilogue == "prescaled" else None
+            acc = _accumulate(a, b, prescale)
         return apply_epilogue(acc, si, sw, out, self.spec)
 
 
@@ -91,8 +98,20 @@ _CUDA_BF16 = PortedMatmulKernel(
     "upstream_cuda_bf16", MatmulSpec(epilogue="two_scalar", bf16_epilogue=True)
 )
 
+# vLLM's SM90 CUTLASS epilogue order on the sequential float32 sum (the real
+# kernel also accumulates with FP8FastAccum: fused_32_e8m13 models that part).
+_CUTLASS_EPILOGUE = PortedMatmulKernel("vllm_cutlass_epilogue", MatmulSpec(epilogue="vllm_cutlass"))
+
+# Operands scaled before the product (how torch's CPU _scaled_mm was reproduced).
+_PRESCALED = PortedMatmulKernel("operands_prescaled", MatmulSpec(epilogue="prescaled"))
+
 BUILTIN_MATMUL_KERNELS = {k.name: k for k in (_VLLM_CPP, _UPSTREAM)}
-MATMUL_VARIANTS = {**BUILTIN_MATMUL_KERNELS, _CUDA_BF16.name: _CUDA_BF16}
+MATMUL_VARIANTS = {
+    **BUILTIN_MATMUL_KERNELS,
+    _CUDA_BF16.name: _CUDA_BF16,
+    _CUTLASS_EPILOGUE.name: _CUTLASS_EPILOGUE,
+    _PRESCALED.name: _PRESCALED,
+}
 
 
 def matmul_vllm_cpp(

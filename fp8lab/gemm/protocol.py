@@ -42,7 +42,10 @@ class MatmulSpec:
     Args:
         accumulation: accumulator model name (see ``fp8lab.gemm.models.MODELS``).
         epilogue: ``"folded"`` (``alpha * acc``, alpha = f32(s_in*s_w)) or
-            ``"two_scalar"`` (``s_in * f32(s_w * acc)``, upstream vLLM).
+            ``"two_scalar"`` (``s_in * f32(s_w * acc)``, upstream vLLM),
+            ``"two_scalar_swapped"`` (``s_w * f32(s_in * acc)``),
+            ``"vllm_cutlass"`` (swapped for M <= 64, else two_scalar) or
+            ``"prescaled"`` (operands scaled before the product, no epilogue).
         bf16_epilogue: the epilogue rounds to bfloat16 even for an f32 output,
             which is then the bfloat16 value widened (the CUDA variant).
     """

@@ -21,11 +21,14 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from fp8lab.refs.gemm_fused import fused
+
 __all__ = [
     "FAST_ACCUM_ROUNDINGS",
     "MODELS",
     "AccumulatorModel",
     "fast_accum",
+    "fused",
     "pairwise",
     "round_mantissa",
     "sequential",
@@ -199,4 +202,7 @@ MODELS: dict[str, AccumulatorModel] = {
     "pairwise": pairwise,
     "split_k_128": partial(split_k, block=128),
     "fast_accum_e8m13_trunc_128": partial(fast_accum, mantissa_bits=13, interval=128),
+    # MMA-Sim's Hopper fp8 wgmma (not checked against hardware): refs/gemm_fused.py
+    "fused_32_e8m13": fused,
+    "fused_32_e8m13_promote_128": partial(fused, interval=128),
 }

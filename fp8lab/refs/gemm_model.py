@@ -12,7 +12,17 @@ roundings:
   bits, no overflow or underflow there), and one float64 -> float32 cast
   rounds it once (RNE), which is IEEE float32 multiplication.
   ``folded``: ``alpha = f32(s_in·s_w)``, ``out = f32(alpha·acc)``;
-  ``two_scalar``: ``out = f32(s_in·f32(s_w·acc))``.
+  ``two_scalar``: ``out = f32(s_in·f32(s_w·acc))``;
+  ``two_scalar_swapped``: ``out = f32(s_w·f32(s_in·acc))``;
+  ``vllm_cutlass``: vLLM's SM90 CUTLASS fp8 epilogue ``RN(s_a·RN_f32(s_b·acc))``
+  (``scaled_mm_epilogues_c3x.hpp``), which swaps A and B for M <= 64 and
+  then passes (b_scales, a_scales) (``scaled_mm_sm90_fp8_dispatch.cuh``): the
+  swapped order for M <= 64, ``two_scalar`` above (schemes-and-order §3.3;
+  read from the source, not run on a GPU).
+  ``prescaled``: the operands are scaled first, ``A' = f32(A·s_in)``,
+  ``B' = f32(B·s_w)``, then multiplied and summed by the accumulation model,
+  with no epilogue (issue 14: how torch's CPU ``_scaled_mm`` was reproduced;
+  its products are no longer exact).
 * bfloat16: the float32 bits rounded to their top 16 by integer RNE
   (add 0x7FFF plus the kept lsb, shift); a NaN becomes the quiet NaN
   0x7FC0 with its sign. ``bf16_epilogue``: an f32 output is that bfloat16
@@ -31,9 +41,18 @@ import numpy.typing as npt
 from fp8lab.formats import FORMATS
 from fp8lab.refs.gemm_accumulators import MODELS
 
-__all__ = ["EPILOGUES", "OUTPUT_BITS", "decode_e4m3fn", "model_output_bits"]
+__all__ = [
+    "ACC_EPILOGUES",
+    "EPILOGUES",
+    "OUTPUT_BITS",
+    "VLLM_SWAP_AB_MAX_M",
+    "decode_e4m3fn",
+    "model_output_bits",
+]
 
-EPILOGUES = ("folded", "two_scalar")
+ACC_EPILOGUES = ("folded", "two_scalar", "two_scalar_swapped", "vllm_cutlass")  # scale acc
+EPILOGUES = (*ACC_EPILOGUES, "prescaled")
+VLLM_SWAP_AB_MAX_M = 64
 OUTPUT_BITS: dict[str, type[np.unsignedinteger[Any]]] = {"f32": np.uint32, "bf16": np.uint16}
 _FMT = FORMATS["e4m3fn"]
 
@@ -73,7 +92,11 @@ def _epilogue_f32(acc: np.ndarray, s_in: np.float32, s_w: np.float32, epilogue: 
     if epilogue == "folded":
         alpha = np.float32(_times(s_in, s_w))
         return _times(alpha, acc)
-    return _times(s_in, _times(s_w, acc))
+    swapped = epilogue == "two_scalar_swapped" or (
+        epilogue == "vllm_cutlass" and acc.shape[0] <= VLLM_SWAP_AB_MAX_M
+    )
+    first, second = (s_w, s_in) if swapped else (s_in, s_w)
+    return _times(first, _times(second, acc))
 
 
 def _bf16_bits(f32_bits: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint16]:
@@ -105,7 +128,7 @@ def model_output_bits(
         s_w: weight scale, taken as float32.
         out_dtype: "f32" or "bf16".
         accumulation: a name in :data:`~fp8lab.refs.gemm_accumulators.MODELS`.
-        epilogue: "folded" or "two_scalar".
+        epilogue: a name in :data:`EPILOGUES`.
         bf16_epilogue: round to bfloat16 even for an f32 output.
 
     Raises:
@@ -117,9 +140,13 @@ def model_output_bits(
     if epilogue not in EPILOGUES or out_dtype not in OUTPUT_BITS:
         raise ValueError(f"want epilogue in {EPILOGUES} and out_dtype in {tuple(OUTPUT_BITS)}")
     a, b = decode_e4m3fn(a_codes), decode_e4m3fn(b_codes)
+    si, sw = np.float32(s_in), np.float32(s_w)
     with np.errstate(invalid="ignore", over="ignore", under="ignore"):
-        acc = MODELS[accumulation](a, b)
-        y = np.ascontiguousarray(_epilogue_f32(acc, np.float32(s_in), np.float32(s_w), epilogue))
+        if epilogue == "prescaled":
+            y = MODELS[accumulation](_times(si, a), _times(sw, b))
+        else:
+            y = _epilogue_f32(MODELS[accumulation](a, b), si, sw, epilogue)
+        y = np.ascontiguousarray(y)
     bits = y.astype(np.float32).view(np.uint32)
     if out_dtype == "bf16":
         return _bf16_bits(bits)

@@ -1,0 +1,223 @@
+"""Infer a kernel's summation tree from FPRev probes (basic and recursive).
+
+* ``basic``: L(i, j) for all K(K-1)/2 pairs, then nodes formed in increasing
+  L: the components joined by the pairs of one L value form one node, whose
+  leaf count must be that L (FPRev's ``basic_fprev``).
+* ``recursive``: for a subtree's smallest leaf i0, L(i0, j) for the other
+  leaves j groups them by the ancestor of i0 that joins them (one group per
+  ancestor, sorted by L). Each group is the union of that ancestor's other
+  children; a group is split by probing from its smallest leaf, where leaves
+  of another child answer the ancestor's L. K-1 calls for a sequential
+  chain, about (K/2)·log2 K for a balanced tree, about (n/2)·K for n-way
+  fused adds (FPRev's ``fprev``; schemes-and-order §3.1).
+
+Every count is checked against the tree built from it; counts that fit no
+tree raise :class:`~fp8lab.gemm.order.probe.ProbeError`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from fp8lab.gemm.order.families import name_family
+from fp8lab.gemm.order.probe import LcaProbe, ProbeError
+from fp8lab.gemm.order.tree import SumTree
+
+__all__ = ["METHODS", "OrderRecord", "infer_order", "infer_tree"]
+
+METHODS = ("recursive", "basic")
+
+
+@dataclass(frozen=True)
+class OrderRecord:
+    """What was inferred, how, and at what cost (JSON via :meth:`to_json`).
+
+    Attributes:
+        kernel: the kernel's name.
+        probe: ``sum``, ``f32_matmul`` or ``fp8_matmul``.
+        k: summands per output.
+        shape: (M, N) of the probed matmul, (1, 1) for a sum.
+        position: the output read (row, column).
+        method: ``recursive`` or ``basic``.
+        tree: the canonical summation tree.
+        family: the known family's name, or None for "no known family".
+        calls: kernel calls made.
+        queries: counts L(i, j) read (more than calls when a probe batches).
+        seconds: wall time of the inference (probing and building).
+    """
+
+    kernel: str
+    probe: str
+    k: int
+    shape: tuple[int, int]
+    position: tuple[int, int]
+    method: str
+    tree: SumTree
+    family: str | None
+    calls: int
+    queries: int
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict; ``family`` is null for no known family."""
+        return {
+            "kernel": self.kernel,
+            "probe": self.probe,
+            "k": self.k,
+            "shape": list(self.shape),
+            "position": list(self.position),
+            "method": self.method,
+            "family": self.family,
+            "calls": self.calls,
+            "queries": self.queries,
+            "seconds": self.seconds,
+            "max_fan_in": self.tree.max_fan_in(),
+            "depth": self.tree.depth(),
+            "tree": self.tree.to_json(),
+        }
+
+
+class _Builder:
+    def __init__(self, probe: LcaProbe) -> None:
+        self.probe = probe
+        self.k = probe.k
+        self.nodes: list[list[int]] = []
+        self.size: list[int] = [1] * probe.k
+
+    def lcas(self, i: int, js: list[int]) -> dict[int, int]:
+        values = self.probe.lca_sizes(i, js)
+        if len(values) != len(js):
+            raise ProbeError(f"asked {len(js)} counts, got {len(values)}")
+        for j, v in zip(js, values, strict=True):
+            if not 2 <= v <= self.k:
+                raise ProbeError(f"L({i}, {j}) = {v} is outside [2, {self.k}]")
+        return dict(zip(js, values, strict=True))
+
+    def node(self, kids: list[int], want: int) -> int:
+        got = sum(self.size[c] for c in kids)
+        if got != want:
+            raise ProbeError(f"counts fit no tree: a node should hold {want} leaves, has {got}")
+        self.nodes.append(kids)
+        self.size.append(got)
+        return self.k + len(self.nodes) - 1
+
+    def from_path(self, i0: int, seen: dict[int, int]) -> int:
+        """The subtree whose leaves are i0 and ``seen`` (j -> L(i0, j))."""
+        groups: dict[int, list[int]] = {}
+        for j, lj in seen.items():
+            groups.setdefault(lj, []).append(j)
+        cur = i0
+        for lj in sorted(groups):
+            cur = self.node([cur, *self.forest(groups[lj], lj)], lj)
+        return cur
+
+    def forest(self, members: list[int], outer: int) -> list[int]:
+        """Split ``members`` (whole children of a node of ``outer`` leaves) into subtrees."""
+        rest = sorted(members)
+        kids = []
+        while rest:
+            i1, others = rest[0], rest[1:]
+            seen = self.lcas(i1, others)
+            if any(v > outer for v in seen.values()):
+                raise ProbeError(f"counts fit no tree: L above {outer} inside its node")
+            inside = {j: v for j, v in seen.items() if v < outer}
+            kids.append(self.from_path(i1, inside))
+            rest = [j for j in others if j not in inside]
+        return kids
+
+    def recursive(self) -> SumTree:
+        if self.k > 1:
+            seen = self.lcas(0, list(range(1, self.k)))
+            self.from_path(0, seen)
+        return SumTree.from_children(self.k, self.nodes)
+
+    def basic(self) -> SumTree:
+        k = self.k
+        by_l: dict[int, list[tuple[int, int]]] = {}
+        for i in range(k - 1):
+            for j, lval in self.lcas(i, list(range(i + 1, k))).items():
+                by_l.setdefault(lval, []).append((i, j))
+        comp = list(range(k))  # leaf -> current top id (union-find on tops)
+        top_of: dict[int, int] = {v: v for v in range(k)}
+
+        def find(v: int) -> int:
+            while comp[v] != v:
+                comp[v] = comp[comp[v]]
+                v = comp[v]
+            return v
+
+        for lval in sorted(by_l):
+            links: dict[int, set[int]] = {}
+            for i, j in by_l[lval]:
+                ri, rj = find(i), find(j)
+                if ri != rj:
+                    links.setdefault(ri, set()).add(rj)
+                    links.setdefault(rj, set()).add(ri)
+            done: set[int] = set()
+            for start in sorted(links):
+                if start in done:
+                    continue
+                cluster, stack = [], [start]
+                while stack:
+                    r = stack.pop()
+                    if r in done:
+                        continue
+                    done.add(r)
+                    cluster.append(r)
+                    stack.extend(links[r] - done)
+                new = self.node([top_of[r] for r in sorted(cluster)], lval)
+                for r in cluster[1:]:
+                    comp[r] = cluster[0]
+                top_of[cluster[0]] = new
+        if k > 1 and len({find(v) for v in range(k)}) != 1:
+            raise ProbeError("counts fit no tree: the pairs never join every summand")
+        return SumTree.from_children(k, self.nodes)
+
+
+def infer_tree(probe: LcaProbe, method: str = "recursive") -> SumTree:
+    """The summation tree the probe's kernel follows.
+
+    Raises:
+        ValueError: for an unknown method.
+        ProbeError: for counts that fit no tree.
+        KernelFaultError: when the kernel raises.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    builder = _Builder(probe)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * probe.k + 1000))  # a chain nests K deep
+    try:
+        return builder.recursive() if method == "recursive" else builder.basic()
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def infer_order(probe: LcaProbe, kernel: str, method: str = "recursive") -> OrderRecord:
+    """Infer, name and time the tree; the record counts the calls made.
+
+    Raises:
+        as :func:`infer_tree`.
+    """
+    start_calls, start_queries = probe.calls, probe.queries
+    t0 = time.perf_counter()
+    tree = infer_tree(probe, method)
+    seconds = time.perf_counter() - t0
+    family = name_family(tree)
+    shape = (getattr(probe, "m", 1), getattr(probe, "n", 1))
+    return OrderRecord(
+        kernel=kernel,
+        probe=probe.kind,
+        k=probe.k,
+        shape=shape,
+        position=getattr(probe, "position", (0, 0)),
+        method=method,
+        tree=tree,
+        family=None if family is None else family.name,
+        calls=probe.calls - start_calls,
+        queries=probe.queries - start_queries,
+        seconds=seconds,
+    )

@@ -1,0 +1,94 @@
+"""The order inference goes red: wrong orders are told apart, non-sums are refused."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import pytest
+
+from fp8lab.gemm.order import (
+    F32MatmulProbe,
+    ProbeError,
+    SumProbe,
+    infer_order,
+    name_family,
+    sequential_tree,
+    split_k_tree,
+    tree_from_nested,
+)
+from fp8lab.guard import KernelFaultError
+from fp8lab.refs import gemm_accumulators as ga
+
+
+def test_a_planted_order_change_changes_the_tree() -> None:
+    # split_k with a block of 5 differs from sequential only in where partials restart.
+    planted = infer_order(F32MatmulProbe(partial(ga.split_k, block=5), 20), "planted")
+    assert planted.tree != sequential_tree(20)
+    assert planted.family == "split_k(chunk=5, parts=4, reduce=sequential)"
+
+
+def test_a_swapped_pair_has_no_known_family() -> None:
+    nested = [[[[0, 2], 1], 3], [[4, 5], [6, 7]]]
+    assert name_family(tree_from_nested(8, nested)) is None
+    assert name_family(split_k_tree(8, 4, "pairwise")) is not None
+
+
+def test_a_kernel_that_is_not_a_sum_is_refused() -> None:
+    with pytest.raises(ProbeError, match="not a count"):
+        infer_order(SumProbe(lambda x: np.float32(np.max(x)), 8), "max")
+    with pytest.raises(ProbeError, match="not a count"):
+        infer_order(SumProbe(lambda x: np.float32(0.5), 8), "half")
+
+
+def test_counts_that_fit_no_tree_are_refused() -> None:
+    # answers L = K for every pair except one: no tree gives that
+    class Liar:
+        k, calls, queries, kind = 6, 0, 0, "sum"
+
+        def lca_sizes(self, i: int, js: list[int]) -> list[int]:
+            return [3 if (i, j) == (0, 1) else 6 for j in js]
+
+    with pytest.raises(ProbeError, match="fit no tree"):
+        infer_order(Liar(), "liar")
+
+
+def test_a_kernel_that_raises_or_writes_its_input_faults() -> None:
+    def writes(x: np.ndarray) -> np.float32:
+        x[0] = 0
+        return np.float32(x.sum())
+
+    with pytest.raises(KernelFaultError):
+        infer_order(SumProbe(writes, 8), "writes")
+    with pytest.raises(KernelFaultError):
+        infer_order(SumProbe(lambda x: 1 / 0, 8), "raises")
+
+
+def test_g3_goes_red_when_a_kernel_claims_the_fused_model_but_sums_in_float32() -> None:
+    from fp8lab.gates import run_g3_report
+    from fp8lab.gemm import SEED_CASES, matmul_vllm_cpp
+    from fp8lab.gemm.protocol import FunctionMatmulKernel, MatmulSpec
+
+    spec = MatmulSpec(accumulation="fused_32_e8m13")
+    liar = FunctionMatmulKernel("sequential_claims_fused", matmul_vllm_cpp, spec)
+    report = run_g3_report(liar, cases=SEED_CASES[:2])
+    assert sum(c.outputs for c in report.cases) > 0
+    assert sum(c.bit_mismatches for c in report.cases) > 0
+    assert report.result.status.name == "FAIL"
+
+
+@pytest.mark.parametrize("m", [32, 96])
+def test_g3_goes_red_when_the_epilogue_order_is_not_the_declared_one(m: int) -> None:
+    from fp8lab.gates import run_g3_report
+    from fp8lab.gemm import G3Case, MatmulSpec, matmul_upstream
+    from fp8lab.gemm.kernels import PortedMatmulKernel
+    from fp8lab.gemm.protocol import FunctionMatmulKernel
+
+    # below the cut vLLM CUTLASS applies s_w first, above it s_in first: a
+    # kernel that never swaps is wrong below, one that always swaps is wrong above
+    always = PortedMatmulKernel("always_swapped", MatmulSpec(epilogue="two_scalar_swapped"))
+    func = matmul_upstream if m <= 64 else always.matmul
+    liar = FunctionMatmulKernel("wrong_order", func, MatmulSpec(epilogue="vllm_cutlass"))
+    report = run_g3_report(liar, cases=[G3Case(m, 32, 128, 600 + m, 0.035, 0.017, "f32")])
+    assert sum(c.outputs for c in report.cases) > 0
+    assert sum(c.bit_mismatches for c in report.cases) > 0
