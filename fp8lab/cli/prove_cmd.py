@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from fp8lab.evidence.index import write_index
 from fp8lab.exhaustive import ALL_PATTERNS
 from fp8lab.gates import EXIT_CODES
 from fp8lab.proofs import run_proofs
@@ -17,8 +18,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "prove",
         help="run gates and exhaustive proofs; file the evidence",
-        description="Exit status: 0 complete (PENDING gates are listed as owed), "
-        "1 a gate or proof failed (the run is filed under failed/).",
+        description="Exit status: 0 complete (PENDING gates are listed as owed; "
+        "with --stop below 2**32 the run is filed as partial under partial/), "
+        "1 a gate or proof failed (the run is filed under failed/). "
+        "Either way results/index.* are rewritten.",
     )
     p.add_argument("--results", default="results", help="results root (default: results)")
     p.add_argument(
@@ -33,11 +36,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     """Run the plan and print where the evidence went."""
+    results = Path(args.results)
     try:
-        done = run_proofs(Path(args.results), stop=args.stop, quiet=args.quiet)
+        done = run_proofs(results, stop=args.stop, quiet=args.quiet)
     except RuntimeError as exc:
-        print(f"prove: FAILED: {exc}; filed under {Path(args.results) / 'failed'}")
+        print(f"prove: FAILED: {exc}; filed under {results / 'failed'}")
         return EXIT_CODES["fail"]
+    finally:
+        write_index(results)
     for name, status in done.summary["gates"].items():
         note = " (owed, not run here)" if status == "PENDING" else ""
         print(f"gate {name}: {status}{note}")
@@ -47,5 +53,8 @@ def run(args: argparse.Namespace) -> int:
             f"mismatches={row['mismatches']} nan-code={row['nan_code_mismatches']} "
             f"{row['wall_seconds']} s"
         )
+    if done.partial:
+        print(f"partial: patterns [0, {args.stop:#x}) only; never counted as the published proof")
     print(f"evidence: {done.final}")
+    print(f"index: {results / 'index.html'}")
     return EXIT_CODES["pass"]
