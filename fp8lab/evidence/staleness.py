@@ -72,7 +72,11 @@ def _judge(
             kind, "non-default", newest.directory.name, f"no run at the defaults; newest: {changed}"
         )
     run = published[-1]
-    reasons = [_INPUTS[what] for what, now in inputs.items() if run.manifest.get(what) != now]
+    reasons = [
+        _INPUTS[what] if what in run.manifest else f"{what} not recorded (older run)"
+        for what, now in inputs.items()
+        if run.manifest.get(what) != now
+    ]
     problems = file_problems(run.directory, run.manifest)
     if problems:
         return Freshness(kind, "corrupt", run.directory.name, "; ".join(problems))
