@@ -18,7 +18,12 @@ import nbformat
 from nbconvert import HTMLExporter
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from fp8lab.evidence.parameters import OWNED_BY_RUNNER, declared_parameters, non_default
+from fp8lab.evidence.parameters import (
+    OWNED_BY_RUNNER,
+    ParameterError,
+    declared_parameters,
+    non_default,
+)
 
 __all__ = ["parameters_banner", "render_report"]
 
@@ -60,7 +65,10 @@ def render_report(executed: Path) -> bytes:
     """Render ``executed`` to standalone HTML bytes."""
     nb = nbformat.read(executed, as_version=4)
     params = dict(nb.metadata.get("papermill", {}).get("parameters") or {})
-    declared = declared_parameters(executed)
+    try:
+        declared = declared_parameters(executed)
+    except ParameterError:
+        declared = {}  # the banner then names every parameter as non-default
     defaults = {name: d.default for name, d in declared.items()}
     source = _injected_source(params, list(declared))
     injected = [c for c in nb.cells if _INJECTED in c.metadata.get("tags", [])]
