@@ -198,9 +198,10 @@ def run_notebook(
     try:
         with run:
             write_atomic(run.staging / "parameters.yaml", parameters_record(params))
-            # papermill's input names the staging path, so it lives beside the run, not in it.
+            # papermill's input names the staging path, which is gone after the rename:
+            # it is removed once papermill is done, so the run never records it.
             params_file = write_atomic(
-                run.staging.with_name(f"{run.staging.name}.papermill.yaml"),
+                run.staging / ".papermill-parameters.yaml",
                 yaml.safe_dump({**params, "run_dir": str(run.staging)}, sort_keys=True).encode(),
             )
             executed = run.staging / f"{path.stem}.ipynb"
