@@ -179,6 +179,13 @@ def test_a_report_shows_the_parameters_it_ran_with_and_a_smoke_run_says_so_first
     assert 0 <= banner < text.find("smoke: bool = False") < text.find("FIRST-CELL-OUTPUT")
     recorded = (done.directory / "parameters.yaml").read_text()
     assert ".staging" not in recorded and "smoke: true" in recorded
+    manifest = json.loads((done.directory / "manifest.json").read_text())
+    assert sorted(manifest["files"]) == [
+        "nb.ipynb",
+        "papermill.log",
+        "parameters.yaml",
+        "report.html",
+    ]  # papermill's own input, which names the staging path, is not kept
     statuses = [r["status"] for r in json.loads((tmp_path / "results" / "index.json").read_text())]
     assert statuses.count("complete") == 1 and statuses.count("corrupt") == len(CORRUPT)
 
