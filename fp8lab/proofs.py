@@ -90,13 +90,14 @@ def run_proofs(results: Path, *, stop: int = ALL_PATTERNS, quiet: bool = False) 
         quiet: no progress output.
 
     Returns:
-        The finished run (``run.final`` is its directory).
+        The finished run (``run.final`` is its directory). With ``stop`` below
+        2**32 the run is filed as ``partial`` under ``results/partial/proofs/``.
 
     Raises:
         RuntimeError: if a gate or proof failed; the run is filed as failed.
     """
     params: dict[str, Any] = {"stop": stop, "plan": [p.slug for p in PROOF_PLAN]}
-    with EvidenceRun(results, "proofs", params) as run:
+    with EvidenceRun(results, "proofs", params, partial=stop < ALL_PATTERNS) as run:
         gates = [g(k) for g in (run_g1, run_g2) for k in BUILTIN_KERNELS.values()]
         run.write_json("gates.json", [g.to_dict() for g in gates])
         proofs = run_plan(stop=stop, progress=not quiet)

@@ -107,10 +107,10 @@ def test_prove_files_a_quick_run(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["prove", "--results", str(tmp_path), "--stop", "0x100000", "--quiet"]) == 3
     out = capsys.readouterr().out
     assert "G2/vllm_cpp: PENDING (owed, not run here)" in out
-    runs = list((tmp_path / "proofs").iterdir())
-    assert len(runs) == 1
+    runs = list((tmp_path / "partial" / "proofs").iterdir())  # --stop: a partial proof
+    assert len(runs) == 1 and not (tmp_path / "proofs").exists()
     manifest = json.loads((runs[0] / "manifest.json").read_text())
-    assert manifest["status"] == "complete"
+    assert manifest["status"] == "partial"
     assert len(list((runs[0] / "exhaustive").glob("*.json"))) == len(manifest["params"]["plan"])
 
 

@@ -19,7 +19,7 @@ from fp8lab.evidence.notebooks import (
     run_notebook,
     validate_parameters,
 )
-from fp8lab.evidence.staleness import check_published
+from fp8lab.evidence.staleness import PROOFS, check_published
 from fp8lab.gates import EXIT_CODES
 
 __all__ = ["add_parser", "run"]
@@ -30,19 +30,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "evidence",
         help="run notebooks with papermill and file the evidence",
-        description="Exit status: 0 every run complete (or, with --check, every "
-        "published run fresh), 1 a run failed or is stale, 2 usage error.",
+        description="Runs every selected notebook, even after one fails. Exit status: "
+        "0 every run complete (with --check: every published run fresh), 1 a run "
+        "failed (with --check: a run is stale, missing, non-default or corrupt), "
+        "2 usage error (nothing runs).",
     )
-    p.add_argument("names", nargs="*", help="notebooks to run (default: all)")
+    p.add_argument(
+        "names",
+        nargs="*",
+        help="notebooks to run (default: all); with --check also 'proofs' "
+        "(default: all notebooks and proofs)",
+    )
     p.add_argument(
         "-p",
         "--param",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a parameter (YAML value), for every selected notebook",
+        help="override a parameter (YAML value, checked against the notebook's declared type), "
+        "for every selected notebook; run_dir is refused (the runner sets it)",
     )
-    p.add_argument("--params", help="YAML file: {param: value} or {notebook: {param: value}}")
+    p.add_argument(
+        "--params",
+        help="YAML file: {param: value} for every notebook and/or {notebook: {param: value}} "
+        "sections, each used only when that notebook runs; -p wins over the file",
+    )
     p.add_argument(
         "--timeout",
         type=positive_float_arg,
@@ -54,14 +66,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument(
         "--check",
         action="store_true",
-        help="only report whether published runs are stale against the source",
+        help="run nothing; report whether each published run (notebooks and proofs) is "
+        "fresh, stale, missing, non-default or corrupt",
     )
     p.set_defaults(run=run)
 
 
-def _overrides(args: argparse.Namespace, names: list[str]) -> dict[str, dict[str, Any]]:
+def _overrides(
+    args: argparse.Namespace, names: list[str], available: dict[str, Path]
+) -> dict[str, dict[str, Any]]:
+    """Each selected notebook's values: --params common keys, then its section, then -p.
+
+    A top-level key of --params that names a notebook is that notebook's section,
+    used when that notebook runs and ignored otherwise.
+    """
     common: dict[str, Any] = {}
-    per_notebook: dict[str, dict[str, Any]] = {name: {} for name in names}
+    per_notebook: dict[str, dict[str, Any]] = {name: {} for name in available}
     if args.params:
         try:
             loaded = yaml.safe_load(Path(args.params).read_text()) or {}
@@ -70,24 +90,27 @@ def _overrides(args: argparse.Namespace, names: list[str]) -> dict[str, dict[str
         if not isinstance(loaded, dict):
             raise CliError(f"--params {args.params} must hold a mapping")
         for key, value in loaded.items():
-            if key in per_notebook and isinstance(value, dict):
+            if key in per_notebook:
+                if not isinstance(value, dict):
+                    raise CliError(f"--params {args.params}: section {key} must hold a mapping")
                 per_notebook[key].update(value)
             else:
                 common[key] = value
+    given: dict[str, Any] = {}
     for item in args.param:
         key, sep, text = item.partition("=")
         if not sep or not key:
             raise CliError(f"-p wants KEY=VALUE, got {item!r}")
         try:
-            common[key] = yaml.safe_load(text)
+            given[key] = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             reason = " ".join(str(getattr(exc, "problem", None) or exc).split())
             raise CliError(f"-p {item!r}: not a plain YAML value: {reason}") from None
-    return {name: {**common, **per_notebook[name]} for name in names}
+    return {name: {**common, **per_notebook[name], **given} for name in names}
 
 
-def _check(results: Path, notebooks: dict[str, Path]) -> int:
-    rows = check_published(results, notebooks)
+def _check(results: Path, notebooks: dict[str, Path], proofs: bool) -> int:
+    rows = check_published(results, notebooks, proofs=proofs)
     for row in rows:
         print(f"{row.notebook}: {row.status} {row.run} {row.reason}".rstrip())
     fresh = all(r.status == "fresh" for r in rows)
@@ -95,24 +118,28 @@ def _check(results: Path, notebooks: dict[str, Path]) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the selected notebooks in order; stop at the first failure."""
+    """Run every selected notebook in order, even after a failure; report each."""
     available = discover(Path(args.notebooks))
-    names = args.names or list(available)
-    unknown = [n for n in names if n not in available]
+    checkable = [*available, PROOFS] if args.check else list(available)
+    names = args.names or checkable
+    unknown = [n for n in names if n not in checkable]
     if unknown or not names:
-        raise CliError(f"unknown or no notebooks {unknown}; available: {sorted(available)}")
+        hint = " (proofs are made by fp8lab prove)" if PROOFS in unknown else ""
+        raise CliError(f"unknown or no notebooks {unknown}; available: {sorted(available)}{hint}")
     results = Path(args.results)
     if args.check:
-        return _check(results, {n: available[n] for n in names})
+        chosen = {n: available[n] for n in names if n != PROOFS}
+        return _check(results, chosen, PROOFS in names)
     reason = check_writable_dir(args.results, "--results")
     if reason:
         raise CliError(reason)
-    overrides = _overrides(args, names)
+    overrides = _overrides(args, names, available)
     for name in names:
         try:
             validate_parameters(available[name], overrides[name])
         except ValueError as exc:
             raise CliError(str(exc)) from None
+    failed = []
     for i, name in enumerate(names, 1):
         print(f"[{i}/{len(names)}] {name}: running", flush=True)
 
@@ -124,13 +151,15 @@ def run(args: argparse.Namespace) -> int:
                 available[name], results, overrides[name], timeout=args.timeout, heartbeat=beat
             )
         except NotebookRunError as exc:
-            print(f"[{i}/{len(names)}] {name}: FAILED: {exc}", file=sys.stderr)
-            print(f"index: {results / 'index.html'}")
-            return EXIT_CODES["fail"]
+            print(f"[{i}/{len(names)}] {name}: FAILED: {exc}", file=sys.stderr, flush=True)
+            failed.append(name)
+            continue
         print(
             f"[{i}/{len(names)}] {name}: complete in {done.seconds:.1f} s -> "
             f"{done.directory / 'report.html'}",
             flush=True,
         )
+    print(f"{len(names) - len(failed)} of {len(names)} complete", end="")
+    print(f"; failed: {', '.join(failed)}" if failed else "")
     print(f"index: {results / 'index.html'}")
-    return EXIT_CODES["pass"]
+    return EXIT_CODES["fail"] if failed else EXIT_CODES["pass"]

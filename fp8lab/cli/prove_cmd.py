@@ -7,6 +7,7 @@ from pathlib import Path
 
 from fp8lab.cli.argtypes import check_writable_dir, stop_arg
 from fp8lab.cli.common import CliError
+from fp8lab.evidence.index import write_index
 from fp8lab.exhaustive import ALL_PATTERNS
 from fp8lab.gates import EXIT_CODES
 from fp8lab.proofs import run_proofs
@@ -21,7 +22,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="run gates and exhaustive proofs; file the evidence",
         description="Exit status: 0 complete and every gate passed, 1 a gate or proof "
         "failed (the run is filed under failed/), 2 usage error, 3 complete but a gate "
-        "is PENDING (listed as owed, never as passed).",
+        "is PENDING (listed as owed, never as passed). With --stop below 2**32 the run "
+        "is filed as partial under partial/. Either way results/index.* are rewritten.",
     )
     p.add_argument("--results", default="results", help="results root (default: results)")
     p.add_argument(
@@ -39,11 +41,14 @@ def run(args: argparse.Namespace) -> int:
     reason = check_writable_dir(args.results, "--results")
     if reason:
         raise CliError(reason)
+    results = Path(args.results)
     try:
-        done = run_proofs(Path(args.results), stop=args.stop, quiet=args.quiet)
+        done = run_proofs(results, stop=args.stop, quiet=args.quiet)
     except RuntimeError as exc:
-        print(f"prove: FAILED: {exc}; filed under {Path(args.results) / 'failed'}")
+        print(f"prove: FAILED: {exc}; filed under {results / 'failed'}")
         return EXIT_CODES["fail"]
+    finally:
+        write_index(results)
     for name, status in done.summary["gates"].items():
         note = " (owed, not run here)" if status == "PENDING" else ""
         print(f"gate {name}: {status}{note}")
@@ -53,6 +58,9 @@ def run(args: argparse.Namespace) -> int:
             f"mismatches={row['mismatches']} nan-code={row['nan_code_mismatches']} "
             f"{row['wall_seconds']} s"
         )
+    if done.partial:
+        print(f"partial: patterns [0, {args.stop:#x}) only; never counted as the published proof")
     print(f"evidence: {done.final}")
+    print(f"index: {results / 'index.html'}")
     pending = "PENDING" in done.summary["gates"].values()
     return EXIT_CODES["pending"] if pending else EXIT_CODES["pass"]

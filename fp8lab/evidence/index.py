@@ -12,37 +12,38 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fp8lab.evidence.run_dir import MANIFEST, write_atomic
+from fp8lab.evidence.manifest import scan_runs
+from fp8lab.evidence.run_dir import write_atomic
 
 __all__ = ["collect_runs", "write_index"]
 
 
 def collect_runs(results: Path) -> list[dict[str, Any]]:
-    """One row per run directory with a manifest, complete and failed, newest first."""
+    """One row per run directory with a manifest, newest first.
+
+    A run whose manifest cannot be read gets the status ``corrupt`` and the
+    reason why; it sorts last and never stops the other runs from being listed.
+    """
     rows = []
-    for manifest in sorted(results.glob(f"*/*/{MANIFEST}")) + sorted(
-        results.glob(f"failed/*/*/{MANIFEST}")
-    ):
-        if manifest.parts[-3].startswith("."):
-            continue
-        data = json.loads(manifest.read_text())
-        directory = manifest.parent.relative_to(results).as_posix()
-        report = manifest.parent / "report.html"
+    for record in scan_runs(results):
+        data = record.manifest
+        git: dict[str, Any] = data["git"] if isinstance(data.get("git"), dict) else {}
+        report = record.directory / "report.html"
         rows.append(
             {
-                "kind": data.get("kind"),
-                "run_id": data.get("run_id"),
-                "status": data.get("status"),
-                "reason": data.get("reason", ""),
+                "kind": data.get("kind", record.directory.parent.name),
+                "run_id": data.get("run_id", record.directory.name),
+                "status": "corrupt" if record.corrupt else data["status"],
+                "reason": record.corrupt or data["reason"],
                 "started": data.get("started"),
                 "finished": data.get("finished"),
-                "git": data.get("git", {}).get("short"),
-                "dirty": data.get("git", {}).get("dirty"),
-                "directory": directory,
-                "report": f"{directory}/report.html" if report.exists() else None,
+                "git": git.get("short"),
+                "dirty": git.get("dirty"),
+                "directory": record.relative,
+                "report": f"{record.relative}/report.html" if report.exists() else None,
             }
         )
-    return sorted(rows, key=lambda r: (r["started"] or "", r["run_id"] or ""), reverse=True)
+    return sorted(rows, key=lambda r: (str(r["started"] or ""), str(r["run_id"])), reverse=True)
 
 
 def _html(rows: list[dict[str, Any]]) -> str:
@@ -57,12 +58,13 @@ def _html(rows: list[dict[str, Any]]) -> str:
             f"<tr class='{html.escape(str(r['status']))}'><td>{html.escape(str(r['started']))}"
             f"</td><td>{html.escape(str(r['kind']))}</td><td>{html.escape(str(r['status']))}"
             f"</td><td>{html.escape(str(r['git']))}{' (dirty)' if r['dirty'] else ''}</td>"
-            f"<td>{link}</td><td>{html.escape(r['reason'])}</td></tr>"
+            f"<td>{link}</td><td>{html.escape(str(r['reason']))}</td></tr>"
         )
     return (
         "<!doctype html><meta charset='utf-8'><title>fp8lab evidence</title>"
         "<style>body{font-family:sans-serif}td,th{padding:2px 8px}"
-        ".failed{background:#fdd}</style><h1>fp8lab evidence runs</h1>"
+        ".failed,.corrupt{background:#fdd}.partial{background:#ffd}</style>"
+        "<h1>fp8lab evidence runs</h1>"
         "<table><tr><th>started (UTC)</th><th>kind</th><th>status</th><th>git</th>"
         "<th>report</th><th>reason</th></tr>" + "".join(cells) + "</table>\n"
     )

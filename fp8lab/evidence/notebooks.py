@@ -25,6 +25,7 @@ import papermill
 import yaml
 
 from fp8lab.evidence.index import write_index
+from fp8lab.evidence.parameters import check_overrides, parameters_record
 from fp8lab.evidence.report import render_report
 from fp8lab.evidence.run_dir import EvidenceRun, write_atomic
 
@@ -81,15 +82,12 @@ def notebook_parameters(path: Path) -> dict[str, Any]:
 
 
 def validate_parameters(path: Path, overrides: Mapping[str, Any]) -> None:
-    """Refuse parameter names the notebook does not declare, before anything runs.
+    """Refuse, before anything runs, unknown names, ``run_dir`` and values of the wrong type.
 
     Raises:
-        ValueError: naming the unknown parameters and the known ones.
+        ValueError: one line naming the parameter (see ``evidence.parameters``).
     """
-    known = notebook_parameters(path)
-    unknown = sorted(set(overrides) - set(known))
-    if unknown:
-        raise ValueError(f"{path.stem}: unknown parameters {unknown}; it takes {sorted(known)}")
+    check_overrides(path, overrides)
 
 
 def execution_problems(path: Path) -> list[str]:
@@ -199,14 +197,20 @@ def run_notebook(
     }
     try:
         with run:
+            write_atomic(run.staging / "parameters.yaml", parameters_record(params))
+            # papermill's input names the staging path, which is gone after the rename:
+            # it is removed once papermill is done, so the run never records it.
             params_file = write_atomic(
-                run.staging / "parameters.yaml",
+                run.staging / ".papermill-parameters.yaml",
                 yaml.safe_dump({**params, "run_dir": str(run.staging)}, sort_keys=True).encode(),
             )
             executed = run.staging / f"{path.stem}.ipynb"
-            code, log = _papermill(
-                path, executed, params_file, cell_timeout or timeout, timeout, heartbeat
-            )
+            try:
+                code, log = _papermill(
+                    path, executed, params_file, cell_timeout or timeout, timeout, heartbeat
+                )
+            finally:
+                params_file.unlink(missing_ok=True)
             write_atomic(run.staging / "papermill.log", log.encode())
             if code == TIMED_OUT:
                 first = [f"outer timeout after {timeout:g} s; process group killed"]

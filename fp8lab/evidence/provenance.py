@@ -11,33 +11,80 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["code_hash", "git_state", "machine", "package_versions", "provenance"]
+__all__ = [
+    "GENERATED",
+    "PINS",
+    "code_hash",
+    "git_state",
+    "machine",
+    "package_versions",
+    "pins_hash",
+    "provenance",
+]
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = PACKAGE_ROOT.parent
+PINS = ("constraints.txt", "pyproject.toml")
+GENERATED = "results"  # the runs' output: never an input, so never makes a tree dirty
 
 
-def git_state(root: Path = PACKAGE_ROOT.parent) -> dict[str, Any]:
-    """The commit sha, its short form and whether the tree has uncommitted changes."""
+def git_state(root: Path | None = None) -> dict[str, Any]:
+    """The commit sha, its short form and whether the sources have uncommitted changes.
+
+    ``dirty`` looks at every tracked file except those under ``results/``, which
+    the runs themselves rewrite (the index), so a fresh clone stays clean; and at
+    files in the package that git does not track (and does not ignore).
+    """
+    where = REPO_ROOT if root is None else root
 
     def git(*args: str) -> str:
         return subprocess.run(
-            ["git", *args], cwd=root, capture_output=True, text=True, check=True, timeout=30
+            ["git", *args], cwd=where, capture_output=True, text=True, check=True, timeout=30
         ).stdout.strip()
 
     try:
         sha = git("rev-parse", "HEAD")
-        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+        changes = git(
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+            "--",
+            ":/",
+            f":(top,exclude){GENERATED}",
+        ) + git("status", "--porcelain", "--untracked-files=normal", "--", PACKAGE_ROOT.name)
     except (OSError, subprocess.SubprocessError):
         return {"sha": "unknown", "short": "nogit", "dirty": True}
-    return {"sha": sha, "short": sha[:7], "dirty": dirty}
+    return {"sha": sha, "short": sha[:7], "dirty": bool(changes)}
+
+
+def _digest(root: Path, paths: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
 
 
 def code_hash() -> str:
-    """sha256 over the package's Python sources, path and content, sorted."""
+    """sha256 over every file of the package, sources and data (``mutants/*.toml``), sorted.
+
+    Byte-code caches are left out: they are derived from the sources.
+    """
+    files = [
+        p
+        for p in PACKAGE_ROOT.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+    ]
+    return _digest(PACKAGE_ROOT, sorted(files))
+
+
+def pins_hash() -> str:
+    """sha256 over the pins (``constraints.txt``, ``pyproject.toml``); an absent pin counts."""
     digest = hashlib.sha256()
-    for path in sorted(PACKAGE_ROOT.rglob("*.py")):
-        digest.update(path.relative_to(PACKAGE_ROOT).as_posix().encode())
-        digest.update(path.read_bytes())
+    for name in PINS:
+        path = REPO_ROOT / name
+        digest.update(name.encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest() if path.is_file() else b"absent")
     return digest.hexdigest()
 
 
@@ -70,6 +117,7 @@ def provenance() -> dict[str, Any]:
     return {
         "git": git_state(),
         "code_hash": code_hash(),
+        "pins_hash": pins_hash(),
         "packages": package_versions(),
         "machine": machine(),
     }

@@ -1,26 +1,84 @@
 """The HTML report of an executed notebook, byte-identical for identical visible evidence.
 
-Before export: the papermill-injected parameters cell is dropped (its run
-directory differs per run; the manifest keeps the parameters), cell ids are
-renumbered, and execution timestamps are removed from the metadata.
+The report shows the parameters the run used, not only the defaults: the
+papermill-injected cell is kept, rewritten from the run's parameters in the
+order the notebook declares them, with ``run_dir`` (which differs per run)
+shown as a placeholder. A banner above the first cell says whether the run
+used the defaults, and a smoke run says so there first. Cell ids are
+renumbered and execution timestamps are removed from the metadata.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import nbformat
 from nbconvert import HTMLExporter
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
-__all__ = ["render_report"]
+from fp8lab.evidence.parameters import (
+    OWNED_BY_RUNNER,
+    ParameterError,
+    declared_parameters,
+    non_default,
+)
+
+__all__ = ["parameters_banner", "render_report"]
 
 _VOLATILE_KEYS = ("papermill", "execution", "widgets")
+_INJECTED = "injected-parameters"
+RUN_DIR_SHOWN = "<this run's directory>"
+
+
+def parameters_banner(params: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
+    """Markdown that says, first, whether this is a smoke run and which parameters differ."""
+    changed = non_default(params, defaults)
+    lines = []
+    if params.get("smoke"):
+        lines.append(
+            "**SMOKE RUN** (`smoke = True`): reduced sizes. This is not the notebook's "
+            "published evidence; that is a run at the default parameters."
+        )
+    if changed:
+        shown = ", ".join(
+            f"`{k} = {v!r}` (default `{defaults[k]!r}`)" if k in defaults else f"`{k} = {v!r}`"
+            for k, v in changed.items()
+        )
+        lines.append(f"**Run with non-default parameters:** {shown}.")
+    else:
+        lines.append("Run at the notebook's default parameters.")
+    return "\n\n".join(lines)
+
+
+def _injected_source(params: Mapping[str, Any], order: list[str]) -> str:
+    names = [n for n in order if n in params] + sorted(set(params) - set(order))
+    lines = ["# Parameters of this run (injected by the runner; they override the cell above)"]
+    for name in names:
+        value = RUN_DIR_SHOWN if name in OWNED_BY_RUNNER else params[name]
+        lines.append(f"{name} = {value!r}")
+    return "\n".join(lines)
 
 
 def render_report(executed: Path) -> bytes:
     """Render ``executed`` to standalone HTML bytes."""
     nb = nbformat.read(executed, as_version=4)
-    nb.cells = [c for c in nb.cells if "injected-parameters" not in c.metadata.get("tags", [])]
+    params = dict(nb.metadata.get("papermill", {}).get("parameters") or {})
+    try:
+        declared = declared_parameters(executed)
+    except ParameterError:
+        declared = {}  # the banner then names every parameter as non-default
+    defaults = {name: d.default for name, d in declared.items()}
+    source = _injected_source(params, list(declared))
+    injected = [c for c in nb.cells if _INJECTED in c.metadata.get("tags", [])]
+    for cell in injected:
+        cell.source = source
+    if params and not injected:
+        cell = new_code_cell(source, metadata={"tags": [_INJECTED]})
+        tagged = [i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])]
+        nb.cells.insert(tagged[0] + 1 if tagged else 0, cell)
+    nb.cells.insert(0, new_markdown_cell(parameters_banner(params, defaults)))
     for index, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{index}"
         for key in _VOLATILE_KEYS:

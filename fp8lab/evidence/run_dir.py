@@ -4,7 +4,10 @@ A run writes its files into ``<results>/.staging/<kind>-<run_id>/``. On
 success a manifest with status ``complete`` is added and the directory is
 renamed to ``<results>/<kind>/<run_id>/``; on failure the manifest says
 ``failed`` with the reason and the directory goes to
-``<results>/failed/<kind>/<run_id>/``. A run id holds the UTC time, the short
+``<results>/failed/<kind>/<run_id>/``. A run that examined only part of what
+its job covers (``partial=True``, e.g. ``fp8lab prove --stop``) completes with
+status ``partial`` into ``<results>/partial/<kind>/<run_id>/``, never beside
+the full runs. A run id holds the UTC time, the short
 git sha with a dirty mark, a parameter hash and the process id, so two runs
 started together never collide, and an existing directory is never replaced.
 """
@@ -74,11 +77,15 @@ class EvidenceRun:
         results: the results root.
         kind: what ran (a notebook or job name); the subdirectory.
         params: the parameters, recorded and hashed into the run id.
+        partial: the run covers only part of its job; filed as ``partial``.
     """
 
-    def __init__(self, results: Path, kind: str, params: dict[str, Any]) -> None:
+    def __init__(
+        self, results: Path, kind: str, params: dict[str, Any], *, partial: bool = False
+    ) -> None:
         # Absolute: a notebook kernel runs in another working directory.
         self.results, self.kind, self.params = Path(results).resolve(), kind, params
+        self.partial = partial
         self.started = _now()
         self.provenance = provenance()
         git = self.provenance["git"]
@@ -125,10 +132,14 @@ class EvidenceRun:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        status = "complete" if exc is None else "failed"
+        if exc is not None:
+            status, area = "failed", self.results / "failed" / self.kind
+        elif self.partial:
+            status, area = "partial", self.results / "partial" / self.kind
+        else:
+            status, area = "complete", self.results / self.kind
         reason = "" if exc is None else f"{type(exc).__name__}: {exc}"
         self.write_json(MANIFEST, self._manifest(status, reason))
-        area = self.results / self.kind if exc is None else self.results / "failed" / self.kind
         area.mkdir(parents=True, exist_ok=True)
         target = area / self.run_id
         if target.exists():

@@ -80,7 +80,7 @@ def test_aliases_reach_the_same_option(argv: list[str], dest: str, value: Any) -
 def _fake_proofs(status: str) -> Any:
     def run_proofs(results: Path, **_: Any) -> Any:
         summary = {"gates": {"G1/x": "PASS", "G2/x": status}, "proofs": {}}
-        return SimpleNamespace(summary=summary, final=results / "proofs" / "run")
+        return SimpleNamespace(summary=summary, final=results / "proofs" / "run", partial=False)
 
     return run_proofs
 

@@ -13,9 +13,9 @@ PARAMETERS = (
 )
 
 
-def write_notebook(directory: Path, name: str, *sources: str) -> Path:
-    """A notebook with the standard parameters cell followed by ``sources``."""
-    params = new_code_cell(PARAMETERS)
+def write_notebook(directory: Path, name: str, *sources: str, extra: str = "") -> Path:
+    """A notebook with the standard parameters cell (plus ``extra`` lines) and ``sources``."""
+    params = new_code_cell(PARAMETERS + (f"\n{extra}" if extra else ""))
     params.metadata["tags"] = ["parameters"]
     nb = new_notebook(cells=[params, *(new_code_cell(s) for s in sources)])
     nb.metadata["kernelspec"] = {

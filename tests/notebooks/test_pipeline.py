@@ -119,14 +119,15 @@ def test_cli_runs_with_a_params_file_and_checks_staleness(
     shutil.copytree(NOTEBOOKS_DIR, notebooks)
     results = tmp_path / "results"
     params = tmp_path / "p.yaml"
-    params.write_text("gate_g1:\n  scales: [0.13]\n")
+    params.write_text("gate_g1:\n  seed: 1234\ntie_sweep:\n  n_scales: 10\n")  # gate_g1's default
     base = ["--results", str(results), "--notebooks", str(notebooks)]
     assert main(["evidence", "--check", "gate_g1", *base]) == 1  # nothing published yet
     assert main(["evidence", "gate_g1", "--params", str(params), *base]) == 0
     out = capsys.readouterr().out
     assert "gate_g1: running" in out and "index:" in out
     run = next((results / "gate_g1").iterdir())
-    assert json.loads((run / "manifest.json").read_text())["params"]["scales"] == [0.13]
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["params"]["seed"] == 1234 and "n_scales" not in manifest["params"]
     assert main(["evidence", "--check", "gate_g1", *base]) == 0
     assert "gate_g1: fresh" in capsys.readouterr().out
     path = discover(notebooks)["gate_g1"]
