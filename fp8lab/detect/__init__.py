@@ -20,7 +20,7 @@ from fp8lab.detect.kernels import BUILTIN_PAIR_KERNELS, KernelError, quantize_co
 from fp8lab.detect.midpoints import MidpointTable, midpoint_table
 from fp8lab.detect.random_draws import RandomDrawCheck, draw_probability, random_draw_check
 from fp8lab.detect.records import ExposedInput, ExposureRecord
-from fp8lab.detect.scales import as_scales, log_scales, parse_scales
+from fp8lab.detect.scales import as_scales, distinct_scales, log_scales, parse_scales
 from fp8lab.detect.structure import describe_sweep
 from fp8lab.detect.sweep import SweepRecord, sweep
 from fp8lab.detect.tie_population import SeedScore, TiePopulation, seed_scores, tie_population
@@ -47,6 +47,7 @@ __all__ = [
     "check_golden",
     "crosscheck",
     "describe_sweep",
+    "distinct_scales",
     "design_detector",
     "draw_probability",
     "enumerate_exposing",
