@@ -1,12 +1,18 @@
 """``fp8lab detect``: the inputs where two quantization kernels emit different bytes.
 
+The default method is exact enumeration for the built-in reciprocal,divide pair,
+where it is proven complete, and brute force for any other pair. Every entry
+says ``complete: true|false``; an entry not proven complete prints a warning.
+
 Exit status: 0 done (with ``--method check``: enumeration equals brute force at
-every scale), 1 a check that differs, 2 usage error.
+every scale), 1 a check that differs, 2 usage error, 4 kernel-error (a kernel
+raised, exited, returned no uint8 codes of x's shape, or a worker died).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 import numpy as np
@@ -21,12 +27,14 @@ from fp8lab.detect import (
     brute_force,
     crosscheck,
     enumerate_exposing,
+    enumeration_is_complete,
     parse_scales,
     resolve_kernel,
 )
-from fp8lab.exhaustive import ALL_PATTERNS
+from fp8lab.exhaustive import ALL_PATTERNS, KERNEL_ERROR, KERNEL_ERROR_EXIT
 from fp8lab.formats import FORMATS
 from fp8lab.gates import EXIT_CODES
+from fp8lab.guard import KernelFaultError
 from fp8lab.progress import Progress
 
 __all__ = ["add_parser", "kernel_pair", "run", "scales_arg"]
@@ -64,9 +72,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--scales", required=True, help="comma-separated scales, e.g. 0.0092,0.13")
     p.add_argument(
         "--method",
-        default="enumerate",
+        default=None,
         choices=("enumerate", "brute", "check"),
-        help="enumerate the exposing inputs, brute-force all 2**32, or check one against the other",
+        help="enumerate the exposing inputs, brute-force all 2**32, or check one against the "
+        "other; default: enumerate for the built-in reciprocal,divide pair (proven complete), "
+        "brute for any other pair",
     )
     p.add_argument("--format", default="e4m3fn", choices=sorted(FORMATS), help="fp8 format")
     p.add_argument(
@@ -90,6 +100,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def _entry(args: argparse.Namespace, a: str, b: str, scale: float) -> dict[str, Any]:
     common = {"fmt": args.format, "start": args.start, "stop": args.stop}
+    if args.method is None:
+        args.method = "enumerate" if enumeration_is_complete(a, b) else "brute"
     if args.method == "enumerate":
         return enumerate_exposing(scale, a, b, **common).to_dict()
     progress = None if args.quiet else Progress
@@ -104,6 +116,7 @@ def _entry(args: argparse.Namespace, a: str, b: str, scale: float) -> dict[str, 
         "enumerate_count": check.enumerate_count,
         "equal": check.equal,
         "wall_seconds": check.brute_seconds,
+        "complete": True,
     }
 
 
@@ -115,6 +128,9 @@ def run(args: argparse.Namespace) -> int:
     for s in scales:
         try:
             entry = _entry(args, a, b, float(s))
+        except KernelFaultError as exc:
+            print(f"fp8lab detect: {KERNEL_ERROR}: {exc.reason}", file=sys.stderr)
+            return KERNEL_ERROR_EXIT
         except ValueError as exc:
             raise CliError(str(exc)) from None
         classes: dict[str, int] = {}
@@ -130,6 +146,13 @@ def run(args: argparse.Namespace) -> int:
             f"s={entry['scale']!r} ({entry['scale_hex']}): {entry['count']} exposing "
             f"[{args.method}, {entry['wall_seconds']} s]{extra} {classes}"
         )
+        if not entry["complete"]:
+            print(
+                f"fp8lab detect: warning: s={entry['scale']!r}: {args.method} of {a} vs {b} is "
+                "not proven complete (the window argument covers only the built-in "
+                "reciprocal,divide pair); use --method brute for the complete set",
+                file=sys.stderr,
+            )
         entries.append(entry)
     payload: dict[str, Any] = {"kernels": [a, b], "format": args.format, "entries": entries}
     if args.bench:

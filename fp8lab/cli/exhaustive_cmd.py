@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import asdict
 
 from fp8lab.cli.argtypes import pattern_arg, workers_arg
 from fp8lab.cli.common import CliError, write_json_output
-from fp8lab.exhaustive import ALL_PATTERNS, BUILTIN_ENCODERS, EncoderError, run_exhaustive
+from fp8lab.exhaustive import (
+    ALL_PATTERNS,
+    BUILTIN_ENCODERS,
+    KERNEL_ERROR,
+    KERNEL_ERROR_EXIT,
+    EncoderError,
+    run_exhaustive,
+)
 from fp8lab.formats import FORMATS
 from fp8lab.gates import EXIT_CODES
 from fp8lab.progress import Progress
@@ -20,10 +28,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "exhaustive",
         help="compare two encoders over all 2**32 inputs",
-        description="Exit status: 0 no mismatch outside the NaN-code class, "
-        "1 mismatches, 2 usage error.",
+        description="Exit status: 0 no mismatch (NaN-code disagreements only where a "
+        "built-in oracle's fixed NaN policy differs from --nan), 1 mismatches, 2 usage error, "
+        f"{KERNEL_ERROR_EXIT} kernel-error (an encoder raised, exited, returned no uint8 codes "
+        "of the input's shape, or a worker died).",
     )
-    p.add_argument("a", help=f"encoder: {', '.join(BUILTIN_ENCODERS)} or MODULE:FUNC")
+    p.add_argument(
+        "a",
+        help=f"encoder: {', '.join(BUILTIN_ENCODERS)} or MODULE:FUNC "
+        "(given fmt/format, saturate, nan as keywords if it takes them)",
+    )
     p.add_argument("b", help="the other encoder")
     p.add_argument("--format", default="e4m3fn", choices=sorted(FORMATS), help="fp8 format")
     p.add_argument(
@@ -65,6 +79,10 @@ def run(args: argparse.Namespace) -> int:
         )
     except (EncoderError, ValueError) as exc:
         raise CliError(str(exc)) from None
+    if record.status == KERNEL_ERROR:
+        print(f"fp8lab exhaustive: {KERNEL_ERROR}: {record.fault}", file=sys.stderr)
+        write_json_output(args.json, asdict(record))
+        return KERNEL_ERROR_EXIT
     print(
         f"{record.a} vs {record.b} {record.format} policy={args.policy} nan={record.nan}: "
         f"{record.status}"
@@ -74,7 +92,18 @@ def run(args: argparse.Namespace) -> int:
         f"in {record.wall_seconds} s on {record.workers} workers"
     )
     print(f"  mismatches {record.mismatches} {record.mismatches_by_class}")
-    print(f"  NaN-code disagreements (reported apart) {record.nan_code_mismatches}")
+    if record.nan_code_exempt_side:
+        print(
+            f"  NaN-code disagreements {record.nan_code_mismatches}, exempt: "
+            f"{record.nan_code_exempt_side} has the fixed NaN policy "
+            f"{record.nan_code_exempt_policy}, not {record.nan}; "
+            f"NaN codes off their side's policy {record.nan_code_unexplained}"
+        )
+    else:
+        print(
+            f"  NaN-code disagreements {record.nan_code_mismatches} "
+            f"(no side is exempt: each counts as a mismatch)"
+        )
     for cls, rows in record.examples.items():
         print(f"  e.g. {cls}: {rows[0]}")
     write_json_output(args.json, asdict(record))

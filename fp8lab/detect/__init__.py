@@ -9,13 +9,18 @@ from fp8lab.detect.bf16 import all_bf16_exposing, bf16_exposing
 from fp8lab.detect.brute import brute_force
 from fp8lab.detect.crosscheck import CrossCheck, crosscheck, window_around
 from fp8lab.detect.design import Detector, design_detector
-from fp8lab.detect.enumeration import benchmark_enumeration, candidate_inputs, enumerate_exposing
+from fp8lab.detect.enumeration import (
+    benchmark_enumeration,
+    candidate_inputs,
+    enumerate_exposing,
+    enumeration_is_complete,
+)
 from fp8lab.detect.golden import GoldenVectors, check_golden, load_golden, write_golden
-from fp8lab.detect.kernels import BUILTIN_PAIR_KERNELS, KernelError, resolve_kernel
+from fp8lab.detect.kernels import BUILTIN_PAIR_KERNELS, KernelError, quantize_codes, resolve_kernel
 from fp8lab.detect.midpoints import MidpointTable, midpoint_table
 from fp8lab.detect.random_draws import RandomDrawCheck, draw_probability, random_draw_check
 from fp8lab.detect.records import ExposedInput, ExposureRecord
-from fp8lab.detect.scales import as_scales, log_scales, parse_scales
+from fp8lab.detect.scales import as_scales, distinct_scales, log_scales, parse_scales
 from fp8lab.detect.structure import describe_sweep
 from fp8lab.detect.sweep import SweepRecord, sweep
 from fp8lab.detect.tie_population import SeedScore, TiePopulation, seed_scores, tie_population
@@ -42,13 +47,16 @@ __all__ = [
     "check_golden",
     "crosscheck",
     "describe_sweep",
+    "distinct_scales",
     "design_detector",
     "draw_probability",
     "enumerate_exposing",
+    "enumeration_is_complete",
     "load_golden",
     "log_scales",
     "midpoint_table",
     "parse_scales",
+    "quantize_codes",
     "random_draw_check",
     "resolve_kernel",
     "seed_scores",

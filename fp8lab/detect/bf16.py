@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from fp8lab.detect.brute import Kernel
 from fp8lab.detect.enumeration import candidate_inputs
-from fp8lab.detect.kernels import resolve_kernel
+from fp8lab.detect.kernels import quantize_codes, resolve_kernel
 from fp8lab.kernels import validate_scale
 
 __all__ = ["BF16_LOW_MASK", "all_bf16_exposing", "bf16_exposing"]
@@ -41,7 +41,7 @@ def _exposing(
         return bits
     x = (bits >> np.uint32(16)).astype(np.uint16).view(ml_dtypes.bfloat16)
     ka, kb = resolve_kernel(a, fmt), resolve_kernel(b, fmt)
-    out: npt.NDArray[np.uint32] = bits[ka.quantize(x, s) != kb.quantize(x, s)]
+    out: npt.NDArray[np.uint32] = bits[quantize_codes(ka, x, s) != quantize_codes(kb, x, s)]
     return out
 
 

@@ -10,15 +10,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
+from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.detect.kernels import kernel_name, resolve_kernel
+from fp8lab.detect.kernels import kernel_name, quantize_codes, resolve_kernel
 from fp8lab.detect.midpoints import midpoint_table
 from fp8lab.detect.records import ExposureRecord, classify_inputs
 from fp8lab.exhaustive import ALL_PATTERNS
 from fp8lab.formats import get_format
+from fp8lab.guard import KernelFaultError
 from fp8lab.kernels import QuantKernel, validate_scale
 from fp8lab.parallel import default_workers, run_tasks
 from fp8lab.progress import Progress
@@ -30,25 +32,19 @@ DEFAULT_CHUNK = 1 << 22
 Kernel = str | QuantKernel
 
 
-def _codes(kernel: QuantKernel, x: npt.NDArray[np.float32], scale: np.float32) -> np.ndarray:
-    got = kernel.quantize(x, scale)
-    if not isinstance(got, np.ndarray) or got.dtype != np.uint8 or got.shape != x.shape:
-        raise TypeError(
-            f"kernel {kernel.name!r} returned {getattr(got, 'dtype', type(got))}"
-            f"{getattr(got, 'shape', '')}, want uint8{x.shape}"
-        )
-    return got
-
-
 def exposing_in_chunk(
     a: Kernel, b: Kernel, fmt: str, scale: float, start: int, stop: int
 ) -> npt.NDArray[np.uint32]:
-    """Patterns in ``[start, stop)`` where ``a`` and ``b`` emit different bytes."""
+    """Patterns in ``[start, stop)`` where ``a`` and ``b`` emit different bytes.
+
+    Raises:
+        KernelFaultError: if a kernel misbehaves (:func:`fp8lab.detect.kernels.quantize_codes`).
+    """
     s = np.float32(scale)
     ka, kb = resolve_kernel(a, fmt), resolve_kernel(b, fmt)
     bits = np.arange(start, stop, dtype=np.uint32)
     x = bits.view(np.float32)
-    differ = _codes(ka, x, s) != _codes(kb, x, s)
+    differ = quantize_codes(ka, x, s) != quantize_codes(kb, x, s)
     out: npt.NDArray[np.uint32] = bits[differ]
     return out
 
@@ -68,6 +64,8 @@ def brute_force(
 ) -> ExposureRecord:
     """Count the float32 inputs in ``[start, stop)`` where ``a`` and ``b`` differ.
 
+    Every pattern of the range is examined, so the record is ``complete``.
+
     Args:
         scale: the static scale (validated, used as float32).
         a: reference kernel: name (``reciprocal``, ``divide``, ``MODULE:FUNC``) or object.
@@ -83,6 +81,8 @@ def brute_force(
     Raises:
         ValueError: for an invalid scale or an empty or out-of-range pattern range.
         KernelError: for an unresolvable kernel (checked before any work).
+        KernelFaultError: if a kernel raised, exited or returned no uint8 codes of
+            x's shape, or a worker process died.
     """
     s = validate_scale(scale)
     if not 0 <= start < stop <= ALL_PATTERNS:
@@ -97,7 +97,14 @@ def brute_force(
         progress(f"brute {names[0]} vs {names[1]} s={float(s)!r}", len(tasks)) if progress else None
     )
     t0 = time.monotonic()
-    found = run_tasks(exposing_in_chunk, tasks, workers=workers, executor=executor, report=report)
+    try:
+        found = run_tasks(
+            exposing_in_chunk, tasks, workers=workers, executor=executor, report=report
+        )
+    except BrokenProcessPool as exc:
+        raise KernelFaultError(
+            f"a worker process died while running {names[0]!r} vs {names[1]!r} ({exc})"
+        ) from None
     bits = np.sort(np.concatenate(found)) if found else np.zeros(0, np.uint32)
     return ExposureRecord(
         method="brute",
@@ -113,4 +120,5 @@ def brute_force(
         inputs=tuple(f"0x{int(v):08x}" for v in bits),
         classes=classify_inputs(bits, s, midpoint_table(spec.name)),
         wall_seconds=round(time.monotonic() - t0, 3),
+        complete=True,
     )

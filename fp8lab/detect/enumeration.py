@@ -5,7 +5,9 @@ can expose the pair (derivation in :mod:`fp8lab.detect.windows`); each is run
 through both kernels. About 5000 candidates per scale instead of 2**32. The
 completeness argument holds for kernel pairs that compute ``fl(x/s)`` and
 ``fl(x*fl(1/s))`` (or anything within 2u + u**2 of x/s) and then encode with
-saturating RNE; other pairs should be checked with :func:`brute_force`.
+saturating RNE, i.e. for the built-in ``reciprocal`` / ``divide`` kernels. For any
+other pair the record says ``complete=False``: the set may miss inputs, and
+:func:`brute_force` is the method that finds them all.
 """
 
 from __future__ import annotations
@@ -17,7 +19,12 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.detect.brute import Kernel
-from fp8lab.detect.kernels import kernel_name, resolve_kernel
+from fp8lab.detect.kernels import (
+    is_builtin_pair_kernel,
+    kernel_name,
+    quantize_codes,
+    resolve_kernel,
+)
 from fp8lab.detect.midpoints import midpoint_table
 from fp8lab.detect.records import ExposureRecord, classify_inputs
 from fp8lab.detect.windows import SIGN, candidate_windows, window_bits
@@ -25,7 +32,12 @@ from fp8lab.exhaustive import ALL_PATTERNS
 from fp8lab.formats import get_format
 from fp8lab.kernels import validate_scale
 
-__all__ = ["benchmark_enumeration", "candidate_inputs", "enumerate_exposing"]
+__all__ = [
+    "benchmark_enumeration",
+    "candidate_inputs",
+    "enumerate_exposing",
+    "enumeration_is_complete",
+]
 
 
 def candidate_inputs(scale: float, fmt: str = "e4m3fn") -> npt.NDArray[np.uint32]:
@@ -41,6 +53,15 @@ def candidate_inputs(scale: float, fmt: str = "e4m3fn") -> npt.NDArray[np.uint32
     return np.unique(np.concatenate([positive, positive | SIGN]))
 
 
+def enumeration_is_complete(a: Kernel, b: Kernel) -> bool:
+    """Whether the window argument proves the enumeration complete for ``a`` vs ``b``.
+
+    It models exactly the built-in pair (``fl(x/s)`` and ``fl(x*fl(1/s))``, then
+    saturating RNE); a user kernel can differ anywhere, e.g. only at x = 1.0.
+    """
+    return is_builtin_pair_kernel(a) and is_builtin_pair_kernel(b)
+
+
 def enumerate_exposing(
     scale: float,
     a: Kernel = "reciprocal",
@@ -51,6 +72,9 @@ def enumerate_exposing(
     stop: int = ALL_PATTERNS,
 ) -> ExposureRecord:
     """The exposing inputs of ``a`` vs ``b`` at ``scale`` in ``[start, stop)``, by enumeration.
+
+    Complete (``record.complete``) only for the built-in pair; see
+    :func:`enumeration_is_complete`.
 
     Why the windows suffice (full derivation in :mod:`fp8lab.detect.windows`):
     |fl(x/s) - x/s| <= u|x/s| and |fl(x*fl(1/s)) - x/s| <= (2u + u**2)|x/s|,
@@ -73,6 +97,8 @@ def enumerate_exposing(
         ValueError: for an invalid scale or an empty pattern range, or when no
             candidate falls in the range (an enumeration that examined nothing).
         KernelError: for an unresolvable kernel.
+        KernelFaultError: if a kernel raised, exited or returned no uint8 codes of
+            x's shape.
     """
     t0 = time.perf_counter()
     s = validate_scale(scale)
@@ -85,7 +111,7 @@ def enumerate_exposing(
     if bits.size == 0:
         raise ValueError(f"no candidate input in [{start:#x}, {stop:#x}) at scale {float(s)!r}")
     x = bits.view(np.float32)
-    exposing = bits[ka.quantize(x, s) != kb.quantize(x, s)]
+    exposing = bits[quantize_codes(ka, x, s) != quantize_codes(kb, x, s)]
     return ExposureRecord(
         method="enumerate",
         a=kernel_name(ka),
@@ -100,6 +126,7 @@ def enumerate_exposing(
         inputs=tuple(f"0x{int(v):08x}" for v in exposing),
         classes=classify_inputs(exposing, s, midpoint_table(spec.name)),
         wall_seconds=round(time.perf_counter() - t0, 6),
+        complete=enumeration_is_complete(a, b),
     )
 
 

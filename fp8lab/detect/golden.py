@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from fp8lab.compare import compare_codes
 from fp8lab.detect.design import Detector
+from fp8lab.detect.kernels import quantize_codes
 from fp8lab.evidence import write_atomic
 from fp8lab.formats import get_format
 from fp8lab.kernels import QuantKernel
@@ -99,11 +100,12 @@ def check_golden(kernel: QuantKernel, golden: GoldenVectors, fmt: str = "e4m3fn"
 
     Raises:
         ValueError: for golden vectors with nothing to check.
+        KernelFaultError: if the kernel misbehaves (:func:`fp8lab.detect.kernels.quantize_codes`).
     """
     if golden.expected.size == 0:
         raise ValueError("golden vectors hold nothing to check")
     spec = get_format(fmt)
     return [
-        compare_codes(kernel.quantize(golden.inputs, s), want, spec).mismatches
+        compare_codes(quantize_codes(kernel, golden.inputs, s), want, spec).mismatches
         for s, want in zip(golden.scales, golden.expected, strict=True)
     ]

@@ -3,7 +3,10 @@
 Both scale in float32 and encode with saturating RNE (OFP8 §4.2, SATFINITE):
 ``reciprocal`` forms ``r = float32(1) / float32(s)`` once and encodes ``x * r``
 (vllm.cpp QuantFp8Static, fp8-facts §3); ``divide`` encodes ``x / s`` (mutant M2).
-Names resolve in any process, so workers receive names, not objects.
+Names resolve in any process, so workers receive names, not objects. Every
+kernel is called through :func:`quantize_codes`: a private read-only copy of the
+input (:func:`fp8lab.guard.call_kernel`), and a fault, never a traceback, for a
+kernel that raises, exits or returns anything but uint8 codes of x's shape.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import numpy.typing as npt
 
 from fp8lab.codecs import encode
 from fp8lab.formats import get_format
+from fp8lab.guard import KernelFaultError, call_kernel
 from fp8lab.importing import ImportSpecError, import_attribute
 from fp8lab.kernels import FunctionKernel, QuantKernel, validate_scale
 from fp8lab.kernels.inputs import widen_activation
@@ -25,7 +29,9 @@ __all__ = [
     "BUILTIN_PAIR_KERNELS",
     "KernelError",
     "ScaledEncodeKernel",
+    "is_builtin_pair_kernel",
     "kernel_name",
+    "quantize_codes",
     "resolve_kernel",
 ]
 
@@ -108,3 +114,34 @@ def resolve_kernel(kernel: str | QuantKernel, fmt: str = "e4m3fn") -> QuantKerne
     if not isinstance(kernel, QuantKernel):
         raise KernelError(f"{kernel!r} is neither a kernel name nor a QuantKernel")
     return kernel
+
+
+def is_builtin_pair_kernel(kernel: str | QuantKernel) -> bool:
+    """Whether ``kernel`` is one of the built-in reciprocal / divide kernels."""
+    if isinstance(kernel, str):
+        return kernel in BUILTIN_PAIR_KERNELS
+    return type(kernel) is ScaledEncodeKernel
+
+
+def quantize_codes(kernel: QuantKernel, x: np.ndarray, scale: Any) -> npt.NDArray[np.uint8]:
+    """``kernel.quantize(x, scale)`` on a private read-only copy of ``x``, checked.
+
+    Raises:
+        KernelFaultError: naming the kernel, if it raised or exited, or returned
+            anything but a uint8 ndarray of ``x``'s shape.
+    """
+    name = kernel_name(kernel)
+    try:
+        got = call_kernel(kernel.quantize, x, scale)
+    except KernelFaultError as exc:
+        raise KernelFaultError(f"kernel {name!r} raised {exc.reason}") from None
+    if not isinstance(got, np.ndarray):
+        raise KernelFaultError(
+            f"kernel {name!r} returned {type(got).__name__}, "
+            f"want a uint8 ndarray of shape {list(np.shape(x))}"
+        )
+    if got.dtype != np.uint8 or got.shape != np.shape(x):
+        raise KernelFaultError(
+            f"kernel {name!r} returned {got.dtype}{list(got.shape)}, want uint8{list(np.shape(x))}"
+        )
+    return np.array(got, copy=True)

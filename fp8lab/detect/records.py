@@ -50,6 +50,9 @@ class ExposureRecord:
         inputs: exposing inputs as ``0x%08x`` bit patterns, ascending.
         classes: one :class:`ExposedInput` per input.
         wall_seconds: time taken.
+        complete: True when ``inputs`` is proven to hold every exposing input in
+            ``[start, stop)``: brute force always; enumeration only for the
+            built-in reciprocal / divide pair (:mod:`fp8lab.detect.windows`).
     """
 
     method: str
@@ -65,6 +68,7 @@ class ExposureRecord:
     inputs: tuple[str, ...]
     classes: tuple[ExposedInput, ...]
     wall_seconds: float
+    complete: bool
 
     def by_class(self) -> dict[str, int]:
         """Counts per ``on_midpoint/range`` class."""

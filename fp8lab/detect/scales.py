@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from fp8lab.kernels import validate_scale
 
-__all__ = ["as_scales", "log_scales", "parse_scales"]
+__all__ = ["as_scales", "distinct_scales", "log_scales", "parse_scales"]
 
 
 def as_scales(values: Iterable[float] | npt.NDArray[Any]) -> npt.NDArray[np.float32]:
@@ -31,6 +31,23 @@ def as_scales(values: Iterable[float] | npt.NDArray[Any]) -> npt.NDArray[np.floa
     bad = ~np.isfinite(wide) | (wide < 2.0**-126) | (wide > 2.0**126)
     if bad.any():
         validate_scale(arr[int(np.flatnonzero(bad)[0])].item())  # raises with the rule
+    return out
+
+
+def distinct_scales(values: Iterable[float] | npt.NDArray[Any]) -> npt.NDArray[np.float32]:
+    """:func:`as_scales`, refusing two values that are the same float32.
+
+    Raises:
+        ValueError: as :func:`as_scales`, or naming the first pair that collides.
+    """
+    raw = np.asarray(values if isinstance(values, np.ndarray) else list(values)).reshape(-1)
+    out = as_scales(raw)
+    first: dict[float, int] = {}
+    for i, s in enumerate(out.tolist()):
+        if s in first:
+            a, b = raw[first[s]].item(), raw[i].item()
+            raise ValueError(f"scales {a!r} and {b!r} are the same float32 {s!r}")
+        first[s] = i
     return out
 
 

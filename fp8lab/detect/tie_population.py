@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from fp8lab.detect.brute import Kernel
 from fp8lab.detect.enumeration import enumerate_exposing
-from fp8lab.detect.kernels import resolve_kernel
+from fp8lab.detect.kernels import quantize_codes, resolve_kernel
 from fp8lab.detect.scales import as_scales
 from fp8lab.populations import WordClass, g1_population
 
@@ -70,7 +70,8 @@ def tie_population(
     near = np.setdiff1d(near, bits)
     x = near.view(np.float32)
     s = np.float32(scale)
-    same = resolve_kernel(a, fmt).quantize(x, s) == resolve_kernel(b, fmt).quantize(x, s)
+    ka, kb = resolve_kernel(a, fmt), resolve_kernel(b, fmt)
+    same = quantize_codes(ka, x, s) == quantize_codes(kb, x, s)
     return TiePopulation(fmt, float(s), bits.view(np.float32), x[same])
 
 

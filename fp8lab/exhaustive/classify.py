@@ -1,10 +1,11 @@
 """Mismatch classes for float32 inputs, from the format's fields alone.
 
-Precedence, first match wins: ``nan_code`` (both outputs NaN codes, a policy
-difference reported apart), ``nan_input``, ``inf``, ``overflow`` (finite
-|x| > max), ``tie`` (|x| exactly halfway between neighbouring magnitudes,
-the overflow candidate included), ``subnormal`` (|x| below the smallest
-normal), ``other``.
+Precedence, first match wins: ``nan_code`` (both outputs NaN codes; a
+failure unless a fixed-policy side explains it, see
+:mod:`fp8lab.exhaustive.chunks`), ``nan_input``, ``inf``, ``overflow``
+(finite |x| > max), ``tie`` (|x| exactly halfway between neighbouring
+magnitudes, the overflow candidate included), ``subnormal`` (|x| below the
+smallest normal), ``other``.
 """
 
 from __future__ import annotations

@@ -138,5 +138,8 @@ def test_bad_requests_fail_before_any_work() -> None:
 
 
 def test_wrong_output_from_a_user_encoder_is_an_error() -> None:
-    with pytest.raises(TypeError, match="want uint8"):
-        compare_chunk("tests.defects:returns_float", "scan", "e4m3fn", True, "canonical", 0, 16)
+    result = compare_chunk(
+        "tests.defects:returns_float", "scan", "e4m3fn", True, "canonical", 0, 16
+    )
+    assert result.examined == 0
+    assert "tests.defects:returns_float" in result.fault and "want uint8" in result.fault
