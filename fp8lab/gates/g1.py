@@ -9,6 +9,11 @@ NaN-code disagreement there fails the special-class assertion; it is still
 counted apart from the byte mismatches.
 Vacuity guards: a case that examines no words fails, and so does one where
 half or more of the reference bytes are zero in magnitude (fp8-facts §3).
+
+The shard case, once per input dtype: the kernel is handed the per-shard
+scales :data:`G1_SHARD_SCALES` as one float32 array and must collapse them
+itself with ``.max()`` (vLLM modelopt.py:528); the gate takes their max
+independently for the reference and the population.
 """
 
 from __future__ import annotations
@@ -26,9 +31,10 @@ from fp8lab.kernels.protocol import QuantKernel
 from fp8lab.populations import G1_SEED, Population, WordClass, g1_population
 from fp8lab.refs import reference_quant_static
 
-__all__ = ["G1_INPUT_DTYPES", "G1_SCALES", "run_g1"]
+__all__ = ["G1_INPUT_DTYPES", "G1_SCALES", "G1_SHARD_SCALES", "run_g1"]
 
 G1_SCALES = (1.0, 0.5, 0.035, 0.0092, 7.25, 0.13, 0.77)
+G1_SHARD_SCALES = (0.3, 0.9, 0.0625)  # max in the middle: first, last and min are all wrong
 G1_INPUT_DTYPES = ("float32", "bfloat16")
 VLLM_CPP_NAN_CODE = 0x7F
 _E4M3FN = FORMATS["e4m3fn"]
@@ -56,8 +62,9 @@ def _run_case(
     by_class: Counter[str],
     max_offenders: int,
     nan_code: int,
+    shards: tuple[float, ...] = (),
 ) -> CaseResult:
-    name = f"s={scale!r}/{dtype_name}"
+    name = f"s=max{shards!r}/{dtype_name}" if shards else f"s={scale!r}/{dtype_name}"
     x = population.words.astype(_DTYPES[dtype_name])
     labels = [c.value for c in population.classes]
     classes = sorted(set(labels))
@@ -65,7 +72,7 @@ def _run_case(
     want[np.isnan(x.astype(np.float32))] = nan_code
     nonzero = float(np.mean((want & 0x7F) != 0)) if want.size else 0.0
     try:
-        got = kernel.quantize(x, scale)
+        got = kernel.quantize(x, np.array(shards, np.float32) if shards else scale)
         error = _bad_output(got, x.shape)
     except Exception as exc:  # noqa: BLE001 - any kernel failure is a verdict
         got, error = None, f"{type(exc).__name__}: {exc}"
@@ -115,6 +122,7 @@ def run_g1(
     seed: int = G1_SEED,
     max_offenders: int = 8,
     special_words: bool = True,
+    shard_scales: Sequence[float] = G1_SHARD_SCALES,
 ) -> GateResult:
     """Run G1 on ``kernel``.
 
@@ -125,6 +133,7 @@ def run_g1(
         seed: seed of the population's uniform words.
         max_offenders: how many offending words to keep.
         special_words: include ±NaN and ±inf (False: the seed's population).
+        shard_scales: per-shard scales of the shard case (empty: no shard case).
 
     Raises:
         ValueError: for an unknown input dtype name.
@@ -149,6 +158,22 @@ def run_g1(
         for s in scales
         for d in input_dtypes
     ]
+    if shard_scales:  # the max taken here, not by collapse_shard_scales (the code under test)
+        top = float(max(np.float32(v) for v in shard_scales))
+        cases += [
+            _run_case(
+                kernel,
+                g1_population(top, seed=seed, special=special_words),
+                top,
+                d,
+                offenders,
+                by_class,
+                max_offenders,
+                nan_code,
+                tuple(float(v) for v in shard_scales),
+            )
+            for d in input_dtypes
+        ]
     status, reason = _verdict(cases)
     return GateResult(
         gate="G1",

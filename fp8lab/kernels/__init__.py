@@ -9,7 +9,7 @@ from fp8lab.kernels.quant_static import (
     quant_static_f32tofp8,
     quant_static_upstream,
 )
-from fp8lab.kernels.scale import collapse_shard_scales, reciprocal, validate_scale
+from fp8lab.kernels.scale import collapse_shard_scales, reciprocal, static_scale, validate_scale
 
 __all__ = [
     "BUILTIN_KERNELS",
@@ -22,5 +22,6 @@ __all__ = [
     "quant_static_f32tofp8",
     "quant_static_upstream",
     "reciprocal",
+    "static_scale",
     "validate_scale",
 ]

@@ -4,7 +4,8 @@ A scale is usable when it is a finite, positive float32 whose float32
 reciprocal is finite and normal. A subnormal scale gives ``inv = inf`` and
 then ``0 * inf = NaN``; a scale above 2**126 gives a subnormal reciprocal that
 flushes on devices with FTZ. Upstream collapses per-shard input scales with
-``.max()`` (vLLM modelopt.py:528 at 5559679).
+``.max()`` (vLLM modelopt.py:528 at 5559679); a kernel handed several shard
+scales collapses them itself (:func:`static_scale`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_SCALE", "MIN_SCALE", "collapse_shard_scales", "reciprocal", "validate_scale"]
+__all__ = [
+    "MAX_SCALE",
+    "MIN_SCALE",
+    "collapse_shard_scales",
+    "reciprocal",
+    "static_scale",
+    "validate_scale",
+]
 
 MIN_SCALE = np.float32(np.finfo(np.float32).smallest_normal)
 MAX_SCALE = np.float32(2.0**126)
@@ -65,3 +73,14 @@ def collapse_shard_scales(scales: Any) -> np.float32:
         raise ValueError("no shard scales to collapse")
     checked = [validate_scale(v) for v in values]
     return max(checked)
+
+
+def static_scale(scale: Any) -> np.float32:
+    """The per-tensor scale: one number as is, several per-shard scales collapsed.
+
+    Raises:
+        TypeError, ValueError: as :func:`validate_scale` and :func:`collapse_shard_scales`.
+    """
+    if np.ndim(scale) == 1 and np.size(scale) != 1:
+        return collapse_shard_scales(scale)
+    return validate_scale(scale)
