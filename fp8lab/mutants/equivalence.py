@@ -171,7 +171,8 @@ def _sweep(
     bounds = chunk_order(CHUNK, targets[0].scale)
     wave = max(1, workers) * 2
     for start in range(0, len(bounds), wave):
-        live = tuple(t for t in targets if t not in found)
+        rejected = {t.key for t in found}
+        live = tuple(t for t in targets if t.key not in rejected)
         if not live:
             break
         tasks = [(live, lo, hi) for lo, hi in bounds[start : start + wave]]
@@ -289,11 +290,12 @@ def recheck_equivalents(
     found: dict[_Target, str] = {}
     examined: dict[str, int] = dict.fromkeys(plans, 0)
     for targets in plans.values():
-        for t in targets:
+        for t in targets:  # a key leaves at its first miss
             miss, n = _probe(t)
             examined[t.key] += n
             if miss:
                 found[t] = miss
+                break
     if exhaustive:
         _sweep_all(plans, found, examined, workers or default_workers())
     for key, targets in plans.items():
@@ -310,12 +312,16 @@ def _sweep_all(
     examined: dict[str, int],
     workers: int,
 ) -> None:
-    live = [t for targets in plans.values() for t in targets if t not in found]
+    rejected = {t.key for t in found}
+    live = [t for targets in plans.values() for t in targets if t.key not in rejected]
     pool = _pool(workers) if live and workers > 1 else None
     try:
         for scale in sorted({t.scale for t in live}):
             group = [t for t in live if t.scale == scale]
-            found.update(_sweep(group, workers, pool, examined))
+            rejected = {t.key for t in found}
+            group = [t for t in group if t.key not in rejected]
+            if group:
+                found.update(_sweep(group, workers, pool, examined))
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)

@@ -117,7 +117,7 @@ def test_equivalents_are_current_and_rechecked() -> None:
     assert len(equivalents) >= 20
     assert all(e.reason for e in equivalents.values())
     key = "fp8lab.kernels.f32tofp8:drop_call_statement:4"
-    assert check_equivalent(key, equivalents[key]) > 1_000_000
+    assert check_equivalent(key, equivalents[key], exhaustive=False) > 100_000  # probes only
 
 
 def test_mutate_cli_json_has_the_fixed_fields(tmp_path: Path) -> None:
