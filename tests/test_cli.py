@@ -13,14 +13,14 @@ from fp8lab.cli.main import main
 def test_gates_on_builtins_pass(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["gates"]) == 0
     out = capsys.readouterr().out
-    assert out.count("PASS") == 3 and "60522" in out
+    assert out.count("PASS") == 3 and "69168" in out
 
 
 def test_gates_with_a_user_kernel_and_json(tmp_path: Path) -> None:
     path = tmp_path / "g.json"
     assert main(["gates", "--kernel", "fp8lab:quant_static", "--json", str(path)]) == 0
     rows = json.loads(path.read_text())
-    assert rows[0]["status"] == "PASS" and rows[0]["words"] == 60522
+    assert rows[0]["status"] == "PASS" and rows[0]["words"] == 69168
     assert main(["gates", "--kernel", "fp8lab:quant_static", "--json", str(path)]) == 2
 
 

@@ -72,8 +72,13 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"source mutants: {len(report.source)}, survived {len(survivors)}, "
             f"justified equivalent {len(report.equivalent_checked)} (re-checked on "
-            f"{sum(report.equivalent_checked.values())} patterns), score {report.score:.3f}"
+            f"{sum(report.equivalent_checked.values())} inputs), score {report.score:.3f}"
         )
+        for check in report.rechecks:
+            verdict = "equivalent" if check.equivalent else "REJECTED"
+            print(f"  re-check {check.key}: {verdict}, {check.examined} inputs, {check.means}")
+            if not check.equivalent:
+                print(f"    {check.detail}")
         for key in report.unjustified_survivors:
             survivor = next(r for r in report.source if r.id == key)
             print(f"UNJUSTIFIED SURVIVOR {key}: {survivor.description}\n{survivor.diff}")

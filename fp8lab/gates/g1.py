@@ -12,6 +12,11 @@ every expectation is computed before the call, and any exception or exit of
 the kernel fails that case. Vacuity guards: a case that examines no words
 fails, and so does one where half or more of the reference bytes are zero in
 magnitude (fp8-facts §3).
+
+The shard case, once per input dtype: the kernel is handed the per-shard
+scales :data:`G1_SHARD_SCALES` as one float32 array and must collapse them
+itself with ``.max()`` (vLLM modelopt.py:528); the gate takes their max
+independently for the reference and the population.
 """
 
 from __future__ import annotations
@@ -32,9 +37,10 @@ from fp8lab.kernels.protocol import QuantKernel
 from fp8lab.populations import G1_SEED, Population, g1_population
 from fp8lab.refs import reference_quant_static
 
-__all__ = ["G1_INPUT_DTYPES", "G1_SCALES", "run_g1"]
+__all__ = ["G1_INPUT_DTYPES", "G1_SCALES", "G1_SHARD_SCALES", "run_g1"]
 
 G1_SCALES = (1.0, 0.5, 0.035, 0.0092, 7.25, 0.13, 0.77)
+G1_SHARD_SCALES = (0.3, 0.9, 0.0625)  # max in the middle: first, last and min are all wrong
 G1_INPUT_DTYPES = ("float32", "bfloat16")
 _E4M3FN = FORMATS["e4m3fn"]
 _DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
@@ -52,7 +58,7 @@ def _bad_output(got: object, shape: tuple[int, ...]) -> str:
     return ""
 
 
-def _quantize(kernel: QuantKernel, x: np.ndarray, scale: float) -> object:
+def _quantize(kernel: QuantKernel, x: np.ndarray, scale: object) -> object:
     return kernel.quantize(x, scale)
 
 
@@ -77,15 +83,17 @@ def _run_case(
     by_class: Counter[str],
     max_offenders: int,
     nan_policy: str,
+    shards: tuple[float, ...] = (),
 ) -> CaseResult:
-    name = f"s={scale!r}/{dtype_name}"
+    name = f"s=max{shards!r}/{dtype_name}" if shards else f"s={scale!r}/{dtype_name}"
     x = population.words.astype(_DTYPES[dtype_name])  # the harness's own copy, never handed out
     labels = [c.value for c in population.classes]
     classes = sorted(set(labels))
     want, nan_in = _expected(x, scale, nan_policy)
     nonzero = float(np.mean((want & 0x7F) != 0)) if want.size else 0.0
     try:
-        raw = call_kernel(_quantize, kernel, x, scale)
+        handed = np.array(shards, np.float32) if shards else scale
+        raw = call_kernel(_quantize, kernel, x, handed)
         error = _bad_output(raw, x.shape)
     except KernelFaultError as exc:
         raw, error = None, exc.reason
@@ -147,6 +155,7 @@ def run_g1(
     seed: int = G1_SEED,
     max_offenders: int = 8,
     special_words: bool = True,
+    shard_scales: Sequence[float] = G1_SHARD_SCALES,
 ) -> GateResult:
     """Run G1 on ``kernel``.
 
@@ -157,6 +166,7 @@ def run_g1(
         seed: seed of the population's uniform words.
         max_offenders: how many offending words to keep.
         special_words: include ±NaN and ±inf (False: the seed's population).
+        shard_scales: per-shard scales of the shard case (empty: no shard case).
 
     Raises:
         ValueError: for an unknown input dtype name, or a NaN policy the kernel
@@ -182,6 +192,22 @@ def run_g1(
         for s in scales
         for d in input_dtypes
     ]
+    if shard_scales:  # the max taken here, not by collapse_shard_scales (the code under test)
+        top = float(max(np.float32(v) for v in shard_scales))
+        cases += [
+            _run_case(
+                kernel,
+                g1_population(top, seed=seed, special=special_words),
+                top,
+                d,
+                offenders,
+                by_class,
+                max_offenders,
+                nan_policy,
+                tuple(float(v) for v in shard_scales),
+            )
+            for d in input_dtypes
+        ]
     status, reason = _verdict(cases, nan_policy)
     return GateResult(
         gate="G1",

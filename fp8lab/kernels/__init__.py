@@ -16,7 +16,7 @@ from fp8lab.kernels.quant_static import (
     quant_static_f32tofp8,
     quant_static_upstream,
 )
-from fp8lab.kernels.scale import collapse_shard_scales, reciprocal, validate_scale
+from fp8lab.kernels.scale import collapse_shard_scales, reciprocal, static_scale, validate_scale
 
 __all__ = [
     "BUILTIN_KERNELS",
@@ -34,5 +34,6 @@ __all__ = [
     "quant_static_upstream",
     "reciprocal",
     "resolve_nan_policy",
+    "static_scale",
     "validate_scale",
 ]

@@ -15,7 +15,7 @@ import numpy.typing as npt
 from fp8lab.codecs import decode, encode
 from fp8lab.kernels.inputs import widen_activation
 from fp8lab.kernels.protocol import FunctionKernel
-from fp8lab.kernels.scale import reciprocal, validate_scale
+from fp8lab.kernels.scale import reciprocal, static_scale
 
 __all__ = [
     "PLANTED_DEFECTS",
@@ -31,18 +31,18 @@ Codes = npt.NDArray[np.uint8]
 
 def scale_ignored(x: np.ndarray, scale: Any) -> Codes:
     """M1: the scale is validated and then ignored."""
-    validate_scale(scale)
+    static_scale(scale)
     return encode(widen_activation(x))
 
 
 def divide(x: np.ndarray, scale: Any) -> Codes:
     """M2: ``x / s`` instead of ``x * float32(1/s)``."""
-    return encode(widen_activation(x) / validate_scale(scale))
+    return encode(widen_activation(x) / static_scale(scale))
 
 
 def no_saturation(x: np.ndarray, scale: Any) -> Codes:
     """M3: overflow becomes NaN instead of ±448."""
-    return encode(widen_activation(x) * reciprocal(scale), saturate=False)
+    return encode(widen_activation(x) * reciprocal(static_scale(scale)), saturate=False)
 
 
 def truncate_encode(y: npt.NDArray[np.float32]) -> Codes:
@@ -56,7 +56,7 @@ def truncate_encode(y: npt.NDArray[np.float32]) -> Codes:
 
 def truncation(x: np.ndarray, scale: Any) -> Codes:
     """M4: truncation instead of round-to-nearest-even."""
-    return truncate_encode(widen_activation(x) * reciprocal(scale))
+    return truncate_encode(widen_activation(x) * reciprocal(static_scale(scale)))
 
 
 PLANTED_DEFECTS = {

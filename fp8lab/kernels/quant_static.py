@@ -24,7 +24,7 @@ from fp8lab.codecs import encode
 from fp8lab.kernels.f32tofp8 import FP8_MAX, f32_to_fp8
 from fp8lab.kernels.inputs import widen_activation
 from fp8lab.kernels.nan_policy import DEFAULT_NAN_POLICY
-from fp8lab.kernels.scale import reciprocal
+from fp8lab.kernels.scale import reciprocal, static_scale
 
 __all__ = [
     "BUILTIN_KERNELS",
@@ -60,13 +60,13 @@ class StaticQuantKernel:
     nan_policy: str = DEFAULT_NAN_POLICY
 
     def quantize(self, x: np.ndarray, scale: Any) -> npt.NDArray[np.uint8]:
-        """Quantize ``x`` with the static per-tensor ``scale``.
+        """Quantize ``x`` with the static per-tensor ``scale`` (or per-shard scales, collapsed).
 
         Raises:
             TypeError: for an x that is not float32 or bfloat16.
-            ValueError: for an invalid scale (see :func:`validate_scale`).
+            ValueError: for an invalid scale (see :func:`static_scale`).
         """
-        inv = reciprocal(scale)
+        inv = reciprocal(static_scale(scale))
         return self.encoder(widen_activation(x) * inv)
 
     def encode(self, y: npt.NDArray[np.float32]) -> npt.NDArray[np.uint8]:

@@ -5,7 +5,8 @@ checked on the user's exact value before it is rounded once to float32, so
 that its float32 reciprocal is finite and normal. A subnormal scale gives ``inv = inf`` and
 then ``0 * inf = NaN``; a scale above 2**126 gives a subnormal reciprocal that
 flushes on devices with FTZ. Upstream collapses per-shard input scales with
-``.max()`` (vLLM modelopt.py:528 at 5559679).
+``.max()`` (vLLM modelopt.py:528 at 5559679); a kernel handed several shard
+scales collapses them itself (:func:`static_scale`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ __all__ = [
     "check_scale",
     "collapse_shard_scales",
     "reciprocal",
+    "static_scale",
     "validate_scale",
 ]
 
@@ -152,3 +154,14 @@ def collapse_shard_scales(scales: Any) -> np.float32:
         raise ValueError("no shard scales to collapse")
     checked = [validate_scale(v) for v in values]
     return max(checked)
+
+
+def static_scale(scale: Any) -> np.float32:
+    """The per-tensor scale: one number as is, several per-shard scales collapsed.
+
+    Raises:
+        TypeError, ValueError: as :func:`validate_scale` and :func:`collapse_shard_scales`.
+    """
+    if np.ndim(scale) == 1 and np.size(scale) != 1:
+        return collapse_shard_scales(scale)
+    return validate_scale(scale)

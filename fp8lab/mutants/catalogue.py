@@ -102,17 +102,18 @@ SEED_TABLE = {
 }
 
 # Why fp8lab's counts differ from the seed's. G1 here asserts once per case (scale x input
-# dtype) and word class: 14 cases x 6 classes = 84 assertions, where the C++ suite had
-# 56 assertions over 4 test cases for all of G1, G2 and G3.
+# dtype, the shard case included) and word class: 16 cases x 6 classes = 96 assertions,
+# where the C++ suite had 56 assertions over 4 test cases for all of G1, G2 and G3.
 SEED_NOTES = {
     "M0": "The seed removed the registrations, so the C++ runner ran only the 6 assertions that "
     "did not need them (5 failed). fp8lab calls the kernel in every case; a missing kernel "
-    "raises in all 14 cases, so every assertion fails and the case count does not shrink.",
+    "raises in all 16 cases, so every assertion fails and the case count does not shrink.",
     "M1": "Ignoring the scale is a no-op at s = 1.0 in both suites; fp8lab also fails the "
     "bfloat16 cases and counts per word class, so more assertions fail.",
     "M2": "Divide exposes only tie and ladder words at 0.0092, 0.13 and 0.77 with float32 "
     "input (184 words); fp8lab fails the tie class at 3 scales and the ladder class at 0.0092 "
-    "(4 assertions), the seed 2 assertions per scale (6).",
+    "(4 assertions), the seed 2 assertions per scale (6). fp8lab's shard case (s = 0.9) adds "
+    "the random and tie classes with both input dtypes: 8 in all.",
     "M3": "Both saturation points removed; fp8lab's per-class assertions fail at every scale, "
     "and the special words (+-inf) fail too.",
     "M4": "Truncation moves random, tie and ladder words at every scale; counted per class.",

@@ -15,10 +15,16 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.codecs import decode, encode
-from fp8lab.kernels import FunctionKernel, QuantKernel, StaticQuantKernel, reciprocal
+from fp8lab.kernels import (
+    BUILTIN_KERNELS,
+    FunctionKernel,
+    QuantKernel,
+    StaticQuantKernel,
+    reciprocal,
+    static_scale,
+)
 from fp8lab.kernels.inputs import widen_activation
 from fp8lab.kernels.planted import divide, no_saturation, scale_ignored, truncation
-from fp8lab.kernels.scale import validate_scale
 from fp8lab.mutants.source import compile_module, parse_module
 
 __all__ = ["QUANT_BUILDERS"]
@@ -28,7 +34,7 @@ _MAGNITUDES = decode(np.arange(0x7F, dtype=np.uint8), "e4m3fn", np.float64)
 
 
 def _scaled(x: np.ndarray, scale: Any) -> npt.NDArray[np.float32]:
-    return widen_activation(x) * reciprocal(scale)
+    return widen_activation(x) * reciprocal(static_scale(scale))
 
 
 def _kernel(name: str, encoder: Any) -> QuantKernel:
@@ -103,17 +109,38 @@ def bias_off_by_one(y: npt.NDArray[np.float32]) -> Codes:
 
 
 def clamp_after_round(y: npt.NDArray[np.float32]) -> Codes:
-    """Round without saturation first, then clamp the result: NaN stays NaN, ±inf saturate."""
-    out = encode(y, saturate=False, nan="keep-sign")
-    overflow = (out & 0x7F) == 0x7F
-    out[overflow & ~np.isnan(y)] = np.where(np.signbit(y[overflow & ~np.isnan(y)]), 0xFE, 0x7E)
-    return out
+    """The clamp after the rounding: round without saturation, then clamp.
+
+    Rounding first sends |y| >= 464 (and ±inf) to NaN; the upstream clamp
+    ``fmaxf(-448, fminf(v, 448))`` then returns its non-NaN operand, 448. So
+    negative overflow, -inf and NaN all give +448 (0x7E); in range nothing moves.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        rounded = decode(encode(y, saturate=False), "e4m3fn", np.float32)
+    clamped = np.fmax(np.float32(-448.0), np.fmin(rounded, np.float32(448.0)))
+    return encode(clamped.astype(np.float32))
 
 
-def _shards_collapsed_with_min(x: np.ndarray, scale: Any) -> Codes:
-    s = validate_scale(scale)
-    shards = [s, s * np.float32(0.5), s * np.float32(0.75)]
-    return encode(widen_activation(x) * (np.float32(1.0) / min(shards)))
+def _shards_collapsed_with_min() -> QuantKernel:
+    """K12: ``collapse_shard_scales`` with ``max`` swapped for ``min``, through its AST.
+
+    The vllm.cpp kernel otherwise: the mutated scale module collapses the shard
+    scales it is handed (G1's shard case), then forms the reciprocal.
+    """
+    tree, _ = parse_module("fp8lab.kernels.scale")
+    collapse = next(
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef) and n.name == "collapse_shard_scales"
+    )
+    (site,) = [n for n in ast.walk(collapse) if isinstance(n, ast.Name) and n.id == "max"]
+    site.id = "min"
+    scale = compile_module(tree, "fp8lab_mutant_scale_shards_min")
+    encoder = BUILTIN_KERNELS["vllm_cpp"].encoder
+    return FunctionKernel(
+        "shards_min",
+        lambda x, s: encoder(widen_activation(x) * scale.reciprocal(scale.static_scale(s))),
+    )
 
 
 def _missing(x: np.ndarray, scale: Any) -> Codes:
@@ -156,5 +183,5 @@ QUANT_BUILDERS = {
     "bias_off_by_one": lambda: _kernel("bias_off_by_one", bias_off_by_one),
     "overflow_to_nan": lambda: FunctionKernel("overflow_to_nan", no_saturation),
     "clamp_after_round": lambda: _kernel("clamp_after_round", clamp_after_round),
-    "shards_min": lambda: FunctionKernel("shards_min", _shards_collapsed_with_min),
+    "shards_min": _shards_collapsed_with_min,
 }

@@ -7,65 +7,31 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from fp8lab.mutants.catalogue import SEED_NOTES, SEED_TABLE
+from fp8lab.mutants.equivalence import Recheck, recheck_equivalent, recheck_equivalents
 from fp8lab.mutants.harness import MutantResult, Verdict
 from fp8lab.mutants.runner import (
-    SOURCE_MODULES,
     Equivalent,
     load_equivalents,
     run_catalogue,
     run_source,
     source_score,
 )
-from fp8lab.mutants.source import load_mutant, source_mutations
 
-__all__ = ["EQUIVALENCE_PROBES", "MutationReport", "check_equivalent", "mutation_report"]
-
-# Float32 pattern ranges where the justified equivalents are re-checked bit for bit:
-# e4m3fn subnormals, the subnormal/normal boundary 2^-6, the binade carry below 2, the
-# top of the range from 446 to 464, and max float32 / inf / the first NaNs; both signs.
-EQUIVALENCE_PROBES = (
-    (0x3A00_0000, 0x3A10_0000),
-    (0x3C70_0000, 0x3C90_0000),
-    (0x3FF8_0000, 0x4008_0000),
-    (0x43DF_0000, 0x43E9_0000),
-    (0x7F7F_FF00, 0x7F80_0100),
-)
+__all__ = ["MutationReport", "check_equivalent", "mutation_report"]
 
 
-def check_equivalent(key: str, entry: Equivalent) -> int:
-    """Re-check a justified equivalent on :data:`EQUIVALENCE_PROBES`; return patterns examined.
+def check_equivalent(key: str, entry: Equivalent, *, exhaustive: bool = True) -> int:
+    """Re-check one justified equivalent (:mod:`.equivalence`); return the inputs compared.
 
     Raises:
-        AssertionError: if the mutant changes a byte there, or the entry is stale.
+        AssertionError: if the mutant differs anywhere examined, cannot be built,
+            or the entry is stale.
     """
-    module = key.split(":", 1)[0]
-    mutation = next(m for m in source_mutations(module) if m.key == key)
-    if (mutation.original, mutation.replacement) != (entry.original, entry.replacement):
-        raise AssertionError(
-            f"{key}: stale justification, the site now reads "
-            f"{mutation.original!r} -> {mutation.replacement!r}"
-        )
-    kernels_of = SOURCE_MODULES[module][1]
-    original = kernels_of(__import__(module, fromlist=["_"]))
-    mutant = kernels_of(load_mutant(mutation))
-    pairs = zip(
-        original if isinstance(original, list) else [original],
-        mutant if isinstance(mutant, list) else [mutant],
-        strict=True,
-    )
-    examined = 0
-    for good, bad in pairs:
-        for lo, hi in EQUIVALENCE_PROBES:
-            bits = np.arange(lo, hi, dtype=np.uint32)
-            x = np.concatenate([bits, bits ^ np.uint32(0x8000_0000)]).view(np.float32)
-            with np.errstate(all="ignore"):
-                if not np.array_equal(good.encode(x), bad.encode(x)):
-                    raise AssertionError(f"{key}: not equivalent in [{lo:#x}, {hi:#x})")
-            examined += x.size
-    return examined
+    result = recheck_equivalent(key, entry, exhaustive=exhaustive)
+    if not result.equivalent:
+        raise AssertionError(f"{key}: not equivalent ({result.means}): {result.detail}")
+    return result.examined
 
 
 @dataclass(frozen=True)
@@ -79,6 +45,7 @@ class MutationReport:
     source: tuple[MutantResult, ...]
     equivalent_checked: dict[str, int] = field(default_factory=dict)
     score: float | None = None
+    rechecks: tuple[Recheck, ...] = ()
 
     @property
     def min_margin(self) -> int | None:
@@ -141,6 +108,7 @@ class MutationReport:
             "before_strengthening": [r.to_dict() for r in self.before],
             "source": [r.to_dict() for r in self.source],
             "equivalent_checked": self.equivalent_checked,
+            "equivalence_rechecks": [r.to_dict() for r in self.rechecks],
             "score": self.score,
             "min_margin": self.min_margin,
             "unjustified_survivors": list(self.unjustified_survivors),
@@ -158,8 +126,13 @@ def mutation_report(
     catalogue: bool = True,
     source: bool = False,
     threshold: int = 3,
+    exhaustive: bool = True,
 ) -> MutationReport:
     """Run the catalogue (with and without G1's special words) and/or the source mutants.
+
+    Each justified source survivor is re-checked (:mod:`.equivalence`); one that
+    fails its re-check counts as unjustified. ``exhaustive=False`` re-checks on
+    the boundary probes only (a screen, recorded as such in ``equivalence_rechecks``).
 
     Raises:
         ValueError: if neither part is asked for, or the gates check nothing.
@@ -174,11 +147,13 @@ def mutation_report(
     )
     found = tuple(run_source(gates, threshold=threshold)) if source else ()
     checked: dict[str, int] = {}
+    rechecks: tuple[Recheck, ...] = ()
     score = None
     if found:
         equivalents = load_equivalents()
         survivors = {r.id for r in found if r.verdict is Verdict.SURVIVED}
-        for key in sorted(survivors & set(equivalents)):
-            checked[key] = check_equivalent(key, equivalents[key])
+        justified = {k: equivalents[k] for k in sorted(survivors & set(equivalents))}
+        rechecks = tuple(recheck_equivalents(justified, exhaustive=exhaustive).values())
+        checked = {r.key: r.examined for r in rechecks if r.equivalent}
         score = source_score(found, {k: equivalents[k] for k in checked})
-    return MutationReport(tuple(gates), threshold, after, before, found, checked, score)
+    return MutationReport(tuple(gates), threshold, after, before, found, checked, score, rechecks)

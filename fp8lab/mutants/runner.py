@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from fp8lab.gates import GATES, run_g1
+from fp8lab.gates.g1 import G1_SHARD_SCALES
 from fp8lab.kernels import BUILTIN_KERNELS, StaticQuantKernel
 from fp8lab.mutants.catalogue import CATALOGUE, MutantSpec
 from fp8lab.mutants.harness import GATE_TARGETS, GateRunner, MutantResult, Verdict, judge
@@ -45,7 +46,7 @@ def _gemm_epilogue_kernels(module: Any) -> Any:
 
 
 def gate_runners(gates: Sequence[str], *, special_words: bool = True) -> dict[str, GateRunner]:
-    """The gate functions for ``gates``; ``special_words=False`` is G1 on the seed's words.
+    """The gate functions for ``gates``; ``special_words=False`` is the seed's G1 (words, cases).
 
     Raises:
         ValueError: for a gate no mutant target uses.
@@ -54,8 +55,12 @@ def gate_runners(gates: Sequence[str], *, special_words: bool = True) -> dict[st
     if unknown or not gates:
         usable = sorted(set(GATE_TARGETS) & set(GATES))
         raise ValueError(f"mutation runs take gates from {usable}, got {list(gates)}")
+    shards = G1_SHARD_SCALES if special_words else ()  # the seed's G1 has no shard case
     return {
-        g: partial(run_g1, special_words=special_words) if g == "G1" else GATES[g] for g in gates
+        g: partial(run_g1, special_words=special_words, shard_scales=shards)
+        if g == "G1"
+        else GATES[g]
+        for g in gates
     }
 
 

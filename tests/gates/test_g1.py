@@ -15,7 +15,7 @@ from fp8lab.gates import (
     run_g2,
 )
 from fp8lab.gates.seed_table import detector_counts
-from fp8lab.kernels import BUILTIN_KERNELS, FunctionKernel, QuantKernel
+from fp8lab.kernels import BUILTIN_KERNELS, FunctionKernel, QuantKernel, static_scale
 from fp8lab.populations import G1_WORDS
 
 SEED_DETECTOR_COUNTS = {1.0: 0, 0.5: 0, 0.035: 0, 0.0092: 24, 7.25: 0, 0.13: 78, 0.77: 82}
@@ -25,9 +25,9 @@ SEED_DETECTOR_COUNTS = {1.0: 0, 0.5: 0, 0.035: 0, 0.0092: 24, 7.25: 0, 0.13: 78,
 def test_builtin_kernels_pass_and_count_what_they_examined(name: str) -> None:
     result = run_g1(BUILTIN_KERNELS[name])
     assert result.status is GateStatus.PASS, result.reason
-    assert result.cases == 14
-    assert result.assertions == 14 * 6  # random, saturation, tie, ladder, zero, special
-    assert result.words == 14 * G1_WORDS == 14 * (4319 + 4)
+    assert result.cases == 16  # 7 scales and the shard case, x float32 and bfloat16
+    assert result.assertions == 16 * 6  # random, saturation, tie, ladder, zero, special
+    assert result.words == 16 * G1_WORDS == 16 * (4319 + 4)
     assert result.mismatches == 0 and result.assertions_failed == 0
     assert all(c.nonzero_fraction > 0.5 for c in result.case_results)
 
@@ -44,7 +44,7 @@ def test_divide_vs_reciprocal_reproduces_the_seed_counts() -> None:
 
 def test_record_serialises_with_counts_and_offenders() -> None:
     divide = FunctionKernel("divide", lambda x, s: encode(x.astype(np.float32) / np.float32(s)))
-    result = run_g1(divide)
+    result = run_g1(divide, shard_scales=())  # the seed's cases
     data = json.loads(result.to_json())
     assert data["status"] == "FAIL"
     by_class = data["mismatches_by_class"]
@@ -58,7 +58,7 @@ def test_record_serialises_with_counts_and_offenders() -> None:
 
 
 def test_empty_scale_list_examines_nothing_and_fails() -> None:
-    result = run_g1(BUILTIN_KERNELS["vllm_cpp"], scales=())
+    result = run_g1(BUILTIN_KERNELS["vllm_cpp"], scales=(), shard_scales=())
     assert result.status is GateStatus.FAIL
     assert result.reason == "examined nothing"
     assert result.words == 0
@@ -92,15 +92,15 @@ def test_g2_is_pending_and_exit_codes_distinguish_it() -> None:
 def test_special_words_check_the_declared_nan_policy() -> None:
     def keeps_nan_sign(x: np.ndarray, s: object) -> np.ndarray:
         return encode(
-            x.astype(np.float32) / np.float32(1.0) * (np.float32(1) / np.float32(s)),
+            x.astype(np.float32) / np.float32(1.0) * (np.float32(1) / static_scale(s)),
             nan="keep-sign",
         )
 
     strict = run_g1(FunctionKernel("keeps_sign", keeps_nan_sign))
     assert strict.status is GateStatus.FAIL and strict.mismatches == 0
-    assert strict.nan_code_mismatches == 14 and "NaN" in strict.reason
+    assert strict.nan_code_mismatches == 16 and "NaN" in strict.reason
     seed_only = run_g1(FunctionKernel("keeps_sign", keeps_nan_sign), special_words=False)
-    assert seed_only.status is GateStatus.PASS and seed_only.words == 14 * 4319
+    assert seed_only.status is GateStatus.PASS and seed_only.words == 16 * 4319
 
     def upstream_like(x: np.ndarray, s: object) -> np.ndarray:
         return BUILTIN_KERNELS["upstream"].quantize(x, s)

@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from fp8lab.codecs import encode
 from fp8lab.gemm.kernels import BUILTIN_MATMUL_KERNELS
+from fp8lab.kernels import static_scale
 
 __all__ = [
     "KEEP_SIGN_OBJECT",
@@ -25,7 +26,7 @@ Codes = npt.NDArray[np.uint8]
 
 
 def _scaled(x: np.ndarray, scale: Any) -> npt.NDArray[np.float32]:
-    inv = np.float32(1) / np.float32(scale)
+    inv = np.float32(1) / static_scale(scale)
     return np.asarray(x).astype(np.float32) * inv
 
 

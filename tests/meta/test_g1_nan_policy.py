@@ -13,7 +13,7 @@ from fp8lab.cli.main import main
 from fp8lab.codecs import encode
 from fp8lab.formats import FORMATS
 from fp8lab.gates import GateStatus, run_g1
-from fp8lab.kernels import BUILTIN_KERNELS, FunctionKernel
+from fp8lab.kernels import BUILTIN_KERNELS, FunctionKernel, static_scale
 from tests.meta import cli_kernels
 
 # Transcribed from the sources each policy cites (fp8-facts §2, §3, §4; schemes-and-order §1):
@@ -48,7 +48,7 @@ def _with(func: Any, **attrs: Any) -> Any:
 
 def _policy_kernel(pos: int, neg: int) -> Any:
     def kernel(x: np.ndarray, scale: Any) -> np.ndarray:
-        y = np.asarray(x).astype(np.float32) * (np.float32(1) / np.float32(scale))
+        y = np.asarray(x).astype(np.float32) * (np.float32(1) / static_scale(scale))
         out = encode(y, "e4m3fn", saturate=True, nan="canonical")
         nan = np.isnan(y)
         out[nan] = np.where(np.signbit(y[nan]), neg, pos)
