@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -19,6 +20,7 @@ from fp8lab.cli import (
     sweep_cmd,
 )
 from fp8lab.cli.common import CliError
+from fp8lab.proctree import SignalInterrupt, install_signal_handlers
 
 __all__ = ["main"]
 
@@ -44,13 +46,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one subcommand; usage errors print to stderr and exit 2."""
+    """Run one subcommand; usage errors print to stderr and exit 2.
+
+    SIGINT and SIGTERM unwind the command (its worker pools and notebook
+    trees are ended on the way out) and exit 130 and 143.
+    """
     args = build_parser().parse_args(argv)
+    restore = install_signal_handlers()
     try:
         return int(args.run(args))
     except CliError as exc:
         print(f"fp8lab {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_status
+    except KeyboardInterrupt as exc:
+        stop = exc if isinstance(exc, SignalInterrupt) else SignalInterrupt(signal.SIGINT)
+        print(f"fp8lab {args.command}: {stop}", file=sys.stderr)
+        return stop.exit_status
+    finally:
+        restore()
 
 
 if __name__ == "__main__":  # pragma: no cover
