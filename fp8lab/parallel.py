@@ -1,16 +1,25 @@
-"""Run independent tasks on an executor (default: one spawned process per core)."""
+"""Run independent tasks on an executor (default: one spawned process per core).
+
+Workers die with their parent (``PR_SET_PDEATHSIG`` on Linux) and ignore
+SIGINT: a Ctrl-C or SIGTERM reaches the parent, whose :func:`worker_pool`
+then kills every worker before the exception goes on. Nothing waits for a
+running task once the parent is interrupted.
+"""
 
 from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Callable, Sequence
+import signal
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from fp8lab.proctree import die_with_parent
 from fp8lab.progress import Progress
 
-__all__ = ["default_workers", "run_tasks"]
+__all__ = ["default_workers", "run_tasks", "worker_pool"]
 
 T = TypeVar("T")
 
@@ -20,6 +29,42 @@ def default_workers() -> int:
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1
+
+
+def _worker_init(parent: int) -> None:
+    """In each worker: die with the parent; leave SIGINT to the parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent)
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in workers:
+        proc.kill()
+    for proc in workers:
+        proc.join(5.0)
+
+
+@contextmanager
+def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A spawn-context process pool that is shut down on success and killed on any exception.
+
+    Args:
+        workers: processes.
+    """
+    pool = ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_worker_init,
+        initargs=(os.getpid(),),
+    )
+    try:
+        yield pool
+    except BaseException:
+        _kill_workers(pool)
+        raise
+    pool.shutdown()
 
 
 def run_tasks(
@@ -39,21 +84,33 @@ def run_tasks(
         executor: run on this executor instead (it is not shut down).
         report: progress to update after each task.
     """
-    results: list[T] = []
     if executor is None and workers == 1:
+        results: list[T] = []
         for i, task in enumerate(tasks):
             results.append(func(*task))
             if report:
                 report.update(i + 1)
         return results
-    pool = executor or ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    if executor is None:
+        with worker_pool(workers) as pool:
+            return _collect(pool, func, tasks, report)
+    return _collect(executor, func, tasks, report)
+
+
+def _collect(
+    pool: Executor,
+    func: Callable[..., T],
+    tasks: Sequence[tuple[Any, ...]],
+    report: Progress | None,
+) -> list[T]:
+    results: list[T] = []
+    futures = [pool.submit(func, *task) for task in tasks]
     try:
-        futures = [pool.submit(func, *task) for task in tasks]
         for i, future in enumerate(as_completed(futures)):
             results.append(future.result())
             if report:
                 report.update(i + 1)
     finally:
-        if executor is None:
-            pool.shutdown(cancel_futures=True)
+        for future in futures:
+            future.cancel()
     return results

@@ -8,8 +8,6 @@ NaN codes, and its record names it (``nan_code_exempt_side``).
 
 from __future__ import annotations
 
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ from fp8lab.exhaustive import ALL_PATTERNS, ExhaustiveRecord, default_workers, r
 from fp8lab.formats import FORMATS
 from fp8lab.gates import GateStatus, run_g1, run_g2
 from fp8lab.kernels import BUILTIN_KERNELS
+from fp8lab.parallel import worker_pool
 from fp8lab.progress import Progress
 
 __all__ = ["PROOF_PLAN", "Proof", "run_plan", "run_proofs"]
@@ -69,8 +68,7 @@ def run_plan(
         progress: show a progress bar per proof on stderr.
     """
     workers = default_workers()
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+    with worker_pool(workers) as pool:
         return [
             run_exhaustive(
                 proof.a,

@@ -19,6 +19,7 @@ from fp8lab.evidence.notebooks import (
     run_notebook,
     validate_parameters,
 )
+from fp8lab.evidence.staging import recover_orphans
 from fp8lab.evidence.staleness import PROOFS, check_published
 from fp8lab.gates import EXIT_CODES
 
@@ -139,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
             validate_parameters(available[name], overrides[name])
         except ValueError as exc:
             raise CliError(str(exc)) from None
+    for filed in recover_orphans(results):
+        print(f"orphaned run (its runner was killed) filed as failed: {filed}", file=sys.stderr)
     failed = []
     for i, name in enumerate(names, 1):
         print(f"[{i}/{len(names)}] {name}: running", flush=True)

@@ -12,6 +12,7 @@ imported is still a usage error (status 2), as in-process.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import json
 import os
@@ -25,6 +26,7 @@ from typing import Any
 from fp8lab.cli.common import CliError
 from fp8lab.gates import CaseResult, GateResult, GateStatus, Offender
 from fp8lab.guard import describe
+from fp8lab.proctree import die_with_parent
 
 __all__ = ["fault_result", "result_from_dict", "run_foreign_gate"]
 
@@ -87,7 +89,11 @@ def run_foreign_gate(
         cmd = [sys.executable, "-m", "fp8lab.cli.gate_child", request, str(result)]
         # the kernel's prints go to stderr: stdout may be carrying --json -
         proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=_stderr_fd(), env=_child_env()
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=_stderr_fd(),
+            env=_child_env(),
+            preexec_fn=functools.partial(die_with_parent, os.getpid()),
         )
         try:
             status = proc.wait()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -23,6 +24,7 @@ from fp8lab.cli import (
 from fp8lab.cli.argtypes import check_json_target
 from fp8lab.cli.common import CliError, json_on_stdout
 from fp8lab.gates import EXIT_CODES
+from fp8lab.proctree import SignalInterrupt, install_signal_handlers
 
 __all__ = ["main"]
 
@@ -60,12 +62,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     A ``--json`` target is checked before the subcommand starts; with
     ``--json -`` stdout holds only the JSON and everything else goes to stderr.
+    SIGINT and SIGTERM unwind the command (its worker pools and notebook
+    trees are ended on the way out) and exit 130 and 143.
     """
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # a refused argument (2) or --help (0): already printed
         return exc.code if isinstance(exc.code, int) else EXIT_CODES["usage"]
     json_path = getattr(args, "json", None)
+    restore = install_signal_handlers()
     try:
         reason = check_json_target(json_path)
         if reason:
@@ -77,6 +82,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         print(f"fp8lab {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_status
+    except KeyboardInterrupt as exc:
+        stop = exc if isinstance(exc, SignalInterrupt) else SignalInterrupt(signal.SIGINT)
+        print(f"fp8lab {args.command}: {stop}", file=sys.stderr)
+        return stop.exit_status
+    finally:
+        restore()
 
 
 if __name__ == "__main__":  # pragma: no cover

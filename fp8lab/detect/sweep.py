@@ -13,10 +13,9 @@ summarised by :func:`fp8lab.detect.describe_sweep` (:mod:`fp8lab.detect.structur
 from __future__ import annotations
 
 import json
-import multiprocessing
 import time
 from collections.abc import Iterable
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +25,7 @@ import numpy.typing as npt
 from fp8lab.detect.midpoints import midpoint_table
 from fp8lab.detect.scales import as_scales
 from fp8lab.detect.windows import candidate_windows, window_bits
-from fp8lab.parallel import default_workers
+from fp8lab.parallel import default_workers, worker_pool
 
 __all__ = ["COLUMNS", "PER_MIDPOINT", "SweepRecord", "sweep", "sweep_batch"]
 
@@ -160,14 +159,11 @@ def sweep(
     if executor is None and (workers == 1 or len(parts) == 1):
         results = [sweep_batch(p, fmt) for p in parts]
     else:
-        pool = executor or ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context("spawn")
-        )
-        try:
-            results = list(pool.map(sweep_batch, parts, [fmt] * len(parts)))
-        finally:
-            if executor is None:
-                pool.shutdown()
+        if executor is not None:
+            results = list(executor.map(sweep_batch, parts, [fmt] * len(parts)))
+        else:
+            with worker_pool(workers) as pool:
+                results = list(pool.map(sweep_batch, parts, [fmt] * len(parts)))
     columns = {k: np.concatenate([r[k] for r in results]) for k in COLUMNS}
     per_midpoint: npt.NDArray[np.int64] = np.stack([r[PER_MIDPOINT] for r in results]).sum(axis=0)
     r = (np.float32(1.0) / arr).astype(np.float64)

@@ -4,11 +4,17 @@ A run is complete only when all of these hold (fp8-facts §5): papermill exits
 0 within the outer timeout, every code cell has an execution count, and no
 output is an error. A cell timeout or a dead kernel can leave cells looking
 completed, so the check reads the executed notebook rather than trusting it.
+
+A timeout, SIGINT or SIGTERM ends the whole process tree of the run
+(papermill, its kernel, the kernel's workers) before the run is filed as
+failed; a staging directory left by a runner that was SIGKILLed is filed as
+``orphaned`` by the next run (see staging.py).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import os
 import signal
@@ -20,14 +26,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import papermill
 import yaml
 
+from fp8lab.evidence.failures import execution_problems
 from fp8lab.evidence.index import write_index
 from fp8lab.evidence.parameters import check_overrides, parameters_record
 from fp8lab.evidence.report import render_report
 from fp8lab.evidence.run_dir import EvidenceRun, write_atomic
+from fp8lab.evidence.staging import recover_orphans
+from fp8lab.proctree import TOKEN_ENV, SignalInterrupt, die_with_parent, kill_tree
 
 __all__ = [
     "NOTEBOOKS_DIR",
@@ -90,33 +98,23 @@ def validate_parameters(path: Path, overrides: Mapping[str, Any]) -> None:
     check_overrides(path, overrides)
 
 
-def execution_problems(path: Path) -> list[str]:
-    """Why an executed notebook is not complete; empty when it is."""
-    if not path.exists():
-        return ["no executed notebook was written"]
-    nb = nbformat.read(path, as_version=4)
-    problems = []
-    for index, cell in enumerate(nb.cells):
-        if cell.cell_type != "code":
-            continue
-        if cell.get("execution_count") is None:
-            problems.append(f"cell {index} never executed")
-        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
-        if errors:
-            problems.append(f"cell {index} raised {errors[0].get('ename', 'an error')}")
-    if nb.metadata.get("papermill", {}).get("exception"):
-        problems.append("papermill recorded an exception")
-    return problems
-
-
 def _papermill(
     source: Path,
     target: Path,
     params_file: Path,
+    log_path: Path,
     cell_timeout: float,
     timeout: float,
     heartbeat: Callable[[float], None] | None,
-) -> tuple[int, str]:
+) -> int:
+    """Run papermill; its exit status, or TIMED_OUT after ending the whole tree.
+
+    Output goes to ``log_path``, never to a pipe: a process that outlives its
+    parent could hold a pipe open and block the reader forever. Every process
+    of the run carries the staging directory in ``$FP8LAB_PROCESS_TREE``, so the
+    kernel (a session of its own) and the kernel's workers are found and ended
+    with papermill on a timeout, a signal, or leftovers after a normal exit.
+    """
     command = [
         sys.executable,
         "-m",
@@ -133,29 +131,49 @@ def _papermill(
         "--execution-timeout",
         str(int(cell_timeout)),
     ]
-    env = {**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-    with subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-        env=env,
-    ) as proc:
-        start = time.monotonic()
+    token = str(params_file.parent)
+    env = {**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1", TOKEN_ENV: token}
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
+            preexec_fn=functools.partial(die_with_parent, os.getpid()),
+        )
+    start = time.monotonic()
+    try:
         while True:
             left = timeout - (time.monotonic() - start)
+            if left <= 0:
+                kill_tree(proc.pid, token)
+                proc.wait()
+                return TIMED_OUT
             try:
-                output, _ = proc.communicate(timeout=max(0.0, min(HEARTBEAT_S, left)))
+                code = proc.wait(timeout=min(HEARTBEAT_S, left))
                 break
             except subprocess.TimeoutExpired:
-                if left <= HEARTBEAT_S:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    output, _ = proc.communicate()
-                    return TIMED_OUT, f"outer timeout after {timeout:g} s\n{output}"
-                if heartbeat is not None:
+                if heartbeat is not None and time.monotonic() - start < timeout:
                     heartbeat(time.monotonic() - start)
-    return proc.returncode, output
+    except BaseException as exc:
+        kill_tree(proc.pid, token)
+        proc.wait()
+        if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, SignalInterrupt):
+            raise SignalInterrupt(signal.SIGINT) from exc
+        raise
+    kill_tree(None, token)  # anything the kernel left behind
+    return code
+
+
+def _report(executed: Path, staging: Path) -> None:
+    """The report of a failed run, when its executed notebook can be rendered."""
+    try:
+        html = render_report(executed)
+    except Exception:  # noqa: BLE001 - a failed run's report is best effort
+        return
+    write_atomic(staging / "report.html", html)
 
 
 def run_notebook(
@@ -183,9 +201,12 @@ def run_notebook(
     Raises:
         ValueError: for unknown parameter names (nothing is run or filed).
         NotebookRunError: when the run did not complete; it is filed as failed.
+        SignalInterrupt: on SIGINT/SIGTERM (a KeyboardInterrupt); the tree is
+            ended and the run filed as failed with the signal as its reason.
     """
     overrides = dict(overrides or {})
     validate_parameters(path, overrides)
+    recover_orphans(results)
     params = {**notebook_parameters(path), **overrides}
     params.pop("run_dir", None)
     t0 = time.monotonic()
@@ -206,18 +227,24 @@ def run_notebook(
             )
             executed = run.staging / f"{path.stem}.ipynb"
             try:
-                code, log = _papermill(
-                    path, executed, params_file, cell_timeout or timeout, timeout, heartbeat
+                code = _papermill(
+                    path,
+                    executed,
+                    params_file,
+                    run.staging / "papermill.log",
+                    cell_timeout or timeout,
+                    timeout,
+                    heartbeat,
                 )
             finally:
                 params_file.unlink(missing_ok=True)
-            write_atomic(run.staging / "papermill.log", log.encode())
             if code == TIMED_OUT:
-                first = [f"outer timeout after {timeout:g} s; process group killed"]
+                first = [f"outer timeout after {timeout:g} s; process tree killed"]
             else:
                 first = [f"papermill exited {code}"] if code else []
             problems = first + execution_problems(executed)
             if problems:
+                _report(executed, run.staging)
                 raise NotebookRunError("; ".join(problems))
             write_atomic(run.staging / "report.html", render_report(executed))
             run.extra["seconds"] = round(time.monotonic() - t0, 3)

@@ -22,9 +22,10 @@ import os
 import tempfile
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import IO, Any
 
 from fp8lab.evidence.provenance import provenance
+from fp8lab.evidence.staging import claim, release
 
 __all__ = ["MANIFEST", "EvidenceRun", "write_atomic"]
 
@@ -96,8 +97,10 @@ class EvidenceRun:
         self.final: Path | None = None
         self.summary: dict[str, Any] = {}
         self.extra: dict[str, Any] = {}
+        self._owner: IO[str] | None = None
 
     def __enter__(self) -> EvidenceRun:
+        self._owner = claim(self.staging)  # before the directory exists: see staging.py
         self.staging.mkdir(parents=True)
         return self
 
@@ -145,4 +148,5 @@ class EvidenceRun:
         if target.exists():
             raise FileExistsError(f"{target} exists; evidence is never overwritten")
         os.rename(self.staging, target)
+        release(self.staging, self._owner)
         self.final = target

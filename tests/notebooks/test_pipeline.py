@@ -96,7 +96,7 @@ def test_failed_runs_are_filed_as_failed_with_the_reason(
 def test_cells_marked_complete_without_execution_are_caught(tmp_path: Path) -> None:
     path = write_notebook(tmp_path, "never_ran", "x = 1")
     problems = execution_problems(path)
-    assert problems == ["cell 0 never executed", "cell 1 never executed"]
+    assert problems == ["cells 1, 2 never executed"]  # numbered as the user sees them
     assert execution_problems(tmp_path / "absent.ipynb") == ["no executed notebook was written"]
 
 

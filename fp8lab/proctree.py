@@ -1,0 +1,159 @@
+"""Process-tree control: signals that unwind, children that die with us, trees that end whole.
+
+* :func:`install_signal_handlers` makes SIGINT and SIGTERM raise
+  :class:`SignalInterrupt` (a ``KeyboardInterrupt``) once, so ``finally`` blocks
+  run and the command exits ``128 + signal`` (130, 143).
+* :func:`die_with_parent` asks Linux to SIGKILL this process when its parent
+  dies (``PR_SET_PDEATHSIG``); elsewhere it does nothing.
+* :func:`kill_tree` ends a tree: every descendant of a root and every process
+  that carries a token in its environment (a process whose parent died is no
+  longer anyone's descendant, but it keeps its environment). It stops them all
+  first (SIGSTOP), so none can start another, then kills them (SIGKILL).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from types import FrameType
+
+import psutil
+
+__all__ = [
+    "TOKEN_ENV",
+    "SignalInterrupt",
+    "alive",
+    "die_with_parent",
+    "install_signal_handlers",
+    "kill_tree",
+    "tree_members",
+]
+
+TOKEN_ENV = "FP8LAB_PROCESS_TREE"
+_PR_SET_PDEATHSIG = 1
+_LIBC = (
+    ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if sys.platform == "linux" else None
+)
+
+
+class SignalInterrupt(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived; ``exit_status`` is ``128 + signum``."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        self.exit_status = 128 + signum
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+
+
+def install_signal_handlers() -> Callable[[], None]:
+    """Make SIGINT and SIGTERM raise :class:`SignalInterrupt`; return a function that undoes it.
+
+    The first signal raises; later ones are ignored so that the cleanup it
+    starts (ending child trees, filing the run) is not itself interrupted.
+    Outside the main thread nothing is installed.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    fired = threading.Event()
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if fired.is_set():
+            return
+        fired.set()
+        raise SignalInterrupt(signum)
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def restore() -> None:
+        for s, old in previous.items():
+            signal.signal(s, old)
+
+    return restore
+
+
+def die_with_parent(parent: int | None = None) -> None:
+    """SIGKILL this process when its parent dies (Linux ``PR_SET_PDEATHSIG``; no-op elsewhere).
+
+    Args:
+        parent: the expected parent pid; if the parent is already another
+            process (it died before the request took effect), exit at once.
+    """
+    if _LIBC is None:
+        return
+    _LIBC.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)
+
+
+def _carries(proc: psutil.Process, token: str) -> bool:
+    try:
+        return bool(proc.environ().get(TOKEN_ENV) == token)
+    except (psutil.Error, OSError):
+        return False
+
+
+def tree_members(root: int | None = None, token: str | None = None) -> list[psutil.Process]:
+    """``root``, its descendants, and every process whose environment carries ``token``.
+
+    This process is never a member.
+    """
+    found: dict[int, psutil.Process] = {}
+    if root is not None:
+        try:
+            top = psutil.Process(root)
+            for proc in [top, *top.children(recursive=True)]:
+                found[proc.pid] = proc
+        except psutil.Error:
+            pass
+    if token:
+        for proc in psutil.process_iter():
+            if proc.pid not in found and _carries(proc, token):
+                found[proc.pid] = proc
+    found.pop(os.getpid(), None)
+    return list(found.values())
+
+
+def alive(procs: Iterable[psutil.Process]) -> list[psutil.Process]:
+    """Those of ``procs`` still running (a zombie has ended: only its exit status is left)."""
+    running = []
+    for proc in procs:
+        try:
+            if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                running.append(proc)
+        except psutil.Error:
+            pass
+    return running
+
+
+def kill_tree(root: int | None = None, token: str | None = None, wait: float = 10.0) -> int:
+    """Stop, then kill, the whole tree (see :func:`tree_members`); return how many were killed.
+
+    The members are collected until no new one appears, each stopped as it is
+    found, so a process cannot fork its way out. Waits up to ``wait`` seconds
+    for all but ``root`` to be gone (``root``, when it is our child, is for the
+    caller to reap).
+    """
+    members: dict[int, psutil.Process] = {}
+    for _ in range(100):
+        new = [p for p in tree_members(root, token) if p.pid not in members]
+        if not new:
+            break
+        for proc in new:
+            members[proc.pid] = proc
+            with contextlib.suppress(psutil.Error):
+                proc.suspend()
+    for proc in members.values():
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    others = [p for p in members.values() if p.pid != root]
+    deadline = time.monotonic() + wait
+    while alive(others) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return len(members)

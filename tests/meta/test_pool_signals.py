@@ -1,0 +1,78 @@
+"""Issue 10 item 2: SIGINT or SIGTERM to a pool command's parent alone ends its workers too.
+
+Real subprocesses and real signals: ``fp8lab exhaustive`` with a user encoder
+made for the test (it records its worker's pid and sleeps), and ``fp8lab
+prove``. Exit 130/143, no worker survives, nothing hangs.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.notebooks.trees import HANG_GUARD_S, finish, start, survivors, tree
+
+pytestmark = pytest.mark.slow
+
+SLOW_ENCODER = """\
+import os, pathlib, time
+def encode(x):
+    (pathlib.Path({seen!r}) / str(os.getpid())).touch()
+    time.sleep(600)
+"""
+
+
+def _wait(predicate: object, proc: object, log: Path) -> None:
+    deadline = time.monotonic() + HANG_GUARD_S
+    while not predicate():  # type: ignore[operator]
+        assert proc.poll() is None, log.read_text()  # type: ignore[attr-defined]
+        assert time.monotonic() < deadline, "never got going"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_exhaustive_workers_end_with_the_parent(tmp_path: Path, signum: int, status: int) -> None:
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    (tmp_path / "slowenc.py").write_text(SLOW_ENCODER.format(seen=str(seen)))
+    log = tmp_path / "log"
+    argv = ["exhaustive", "slowenc:encode", "scan", "--policy", "sat", "--workers", "2"]
+    proc = start([*argv, "--stop", "0x800000", "--quiet"], tmp_path, log)
+    watched = [psutil.Process(proc.pid)]
+    try:
+        _wait(lambda: len(list(seen.iterdir())) >= 2, proc, log)  # two chunks, two workers
+        watched += tree(proc.pid)
+        os.kill(proc.pid, signum)
+        assert finish(proc, log) == status, log.read_text()
+        assert survivors(watched) == []
+        assert "Traceback" not in log.read_text()
+        assert f"interrupted by {signal.Signals(signum).name}" in log.read_text()
+    finally:
+        for p in survivors(watched, grace=0):
+            p.kill()
+
+
+def test_prove_workers_end_with_the_parent_and_the_run_is_filed(tmp_path: Path) -> None:
+    log, results = tmp_path / "log", tmp_path / "results"
+    proc = start(["prove", "--results", str(results), "--quiet"], tmp_path, log)
+
+    def workers() -> list[psutil.Process]:
+        return [p for p in tree(proc.pid) if "spawn_main" in " ".join(p.cmdline())]
+
+    watched = [psutil.Process(proc.pid)]
+    try:
+        _wait(lambda: len(workers()) >= 1, proc, log)
+        watched += tree(proc.pid)
+        os.kill(proc.pid, signal.SIGTERM)
+        assert finish(proc, log) == 143, log.read_text()
+        assert survivors(watched) == []
+        (run,) = (results / "failed" / "proofs").iterdir()
+        assert "interrupted by SIGTERM" in (run / "manifest.json").read_text()
+    finally:
+        for p in survivors(watched, grace=0):
+            p.kill()
