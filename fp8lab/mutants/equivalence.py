@@ -1,7 +1,7 @@
 """Re-check a source mutant justified as equivalent, by the strongest exact means.
 
 Kernels of the original and the mutated module are paired by name; their
-declared fields other than the encoder (``name``, ``nan_input_code``, ...)
+declared fields other than the encoder (``name``, ``nan_policy``, ...)
 must be equal. Then, by where the mutated site is:
 
 * ``encoder``: the site is outside every class of the module (every site of
@@ -104,7 +104,8 @@ def _in_class(mutation: SourceMutation) -> bool:
 def _fields(kernel: Any) -> dict[str, Any]:
     if is_dataclass(kernel):
         return {f.name: getattr(kernel, f.name) for f in fields(kernel) if f.name != "encoder"}
-    return {"name": kernel.name, "nan_input_code": getattr(kernel, "nan_input_code", None)}
+    declared = ("nan_policy", "nan_input_code")  # the named policy, and its legacy form
+    return {"name": kernel.name} | {a: getattr(kernel, a, None) for a in declared}
 
 
 def _fn(kernel: Any, target: _Target) -> Fn:
@@ -195,8 +196,8 @@ def _gemm_draws() -> list[tuple[np.ndarray, np.ndarray, np.float32, np.float32, 
         out.append((a, b, np.float32(case.s_in), np.float32(case.s_w), case.out))
     rng = np.random.default_rng(GEMM_SEED)
     for i in range(GEMM_DRAWS):
-        m, n, k = (
-            int(rng.integers(1, 9)),
+        m, n, k = (  # M either side of vLLM's swap_ab cut (M <= 64) in turn
+            int(rng.integers(1, 9) if i % 4 < 2 else rng.integers(56, 73)),
             16 * int(rng.integers(1, 4)),
             16 * int(rng.integers(1, 17)),
         )

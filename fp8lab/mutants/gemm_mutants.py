@@ -105,12 +105,15 @@ GEMM_BUILDERS = {
 
 
 def kernels_with_epilogue(epilogue_module: Any) -> list[MatmulKernel]:
-    """The built-in matmul kernels, with ``apply_epilogue`` taken from ``epilogue_module``.
+    """Every ported matmul variant, with ``apply_epilogue`` taken from ``epilogue_module``.
 
     Used for source-level mutants of :mod:`fp8lab.gemm.epilogue`: the ported
-    accumulation stays, the (mutated) epilogue is swapped in.
+    accumulation stays, the (mutated) epilogue is swapped in. Every variant is
+    built but the bf16-epilogue one (below), so each order of the epilogue
+    (folded, two-scalar, vLLM CUTLASS either side of its swap_ab cut,
+    prescaled) is reached by some kernel.
     """
-    from fp8lab.gemm.kernels import _accumulate  # the port's own i-j-k loop
+    from fp8lab.gemm.kernels import MATMUL_VARIANTS, _accumulate  # the port's own loop
     from fp8lab.gemm.protocol import validate_matmul_args
 
     def make(kernel: Any) -> MatmulKernel:
@@ -119,10 +122,12 @@ def kernels_with_epilogue(epilogue_module: Any) -> list[MatmulKernel]:
         ) -> np.ndarray:
             a, b, si, sw, out = validate_matmul_args(a_codes, b_codes, s_in, s_w, out_dtype)
             with np.errstate(invalid="ignore", over="ignore"):
-                acc = _accumulate(a, b)
+                acc = _accumulate(a, b, (si, sw) if kernel.spec.epilogue == "prescaled" else None)
             result: np.ndarray = epilogue_module.apply_epilogue(acc, si, sw, out, kernel.spec)
             return result
 
         return FunctionMatmulKernel(kernel.name, run, kernel.spec)
 
-    return [make(k) for k in BUILTIN_MATMUL_KERNELS.values()]
+    # upstream_cuda_bf16 is left out: its bf16 rounding is outside the seed's
+    # f32 tolerance by design, so G3 fails it unmutated and could judge nothing.
+    return [make(k) for k in MATMUL_VARIANTS.values() if not k.spec.bf16_epilogue]

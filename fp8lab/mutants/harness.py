@@ -20,7 +20,7 @@ import numpy as np
 
 from fp8lab.gates import GateResult, GateStatus
 
-__all__ = ["GATE_TARGETS", "GateRunner", "MutantResult", "Verdict", "judge"]
+__all__ = ["GATE_TARGETS", "GateRunner", "MutantResult", "Verdict", "judge", "require_green"]
 
 GateRunner = Callable[[Any], GateResult]
 
@@ -71,6 +71,38 @@ class MutantResult:
 
 def _gates_for(target: str, gates: Mapping[str, GateRunner]) -> list[str]:
     return [g for g in gates if GATE_TARGETS.get(g) == target]
+
+
+def require_green(
+    label: str, target: str, built: Any, gates: Mapping[str, GateRunner]
+) -> dict[str, int]:
+    """Gate the unmutated kernels; return each applicable gate's case count per kernel.
+
+    A kill means something only if the unmutated build passes: a kernel that
+    already fails a gate would "kill" every mutant of its module.
+
+    Raises:
+        ValueError: if an unmutated kernel fails (or is PENDING under) a gate,
+            or no gate applies to ``target``.
+    """
+    applicable = _gates_for(target, gates)
+    if not applicable:
+        raise ValueError(f"{label}: no gate among {list(gates)} checks a {target} kernel")
+    kernels = built if isinstance(built, list) else [built]
+    cases: dict[str, int] = {}
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for g in applicable:
+            for kernel in kernels:
+                result = gates[g](kernel)
+                if result.status is not GateStatus.PASS:
+                    name = getattr(kernel, "name", type(kernel).__name__)
+                    raise ValueError(
+                        f"{label}: the unmutated kernel {name} is {result.status.value} under "
+                        f"{g} ({result.reason}); no mutant of it can be judged"
+                    )
+                cases[g] = result.cases
+    return cases
 
 
 def judge(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import tomllib
+from importlib import import_module
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -14,7 +15,14 @@ from fp8lab.gates import GATES, run_g1
 from fp8lab.gates.g1 import G1_SHARD_SCALES
 from fp8lab.kernels import BUILTIN_KERNELS, StaticQuantKernel
 from fp8lab.mutants.catalogue import CATALOGUE, MutantSpec
-from fp8lab.mutants.harness import GATE_TARGETS, GateRunner, MutantResult, Verdict, judge
+from fp8lab.mutants.harness import (
+    GATE_TARGETS,
+    GateRunner,
+    MutantResult,
+    Verdict,
+    judge,
+    require_green,
+)
 from fp8lab.mutants.quant_mutants import QUANT_BUILDERS
 from fp8lab.mutants.source import SourceMutation, load_mutant, parse_module, source_mutations
 
@@ -65,10 +73,12 @@ def gate_runners(gates: Sequence[str], *, special_words: bool = True) -> dict[st
 
 
 def _baseline(gates: Mapping[str, GateRunner]) -> dict[str, int]:
-    restored = {"quant": BUILTIN_KERNELS["vllm_cpp"]}
-    return {g: run(restored["quant"]).cases for g, run in gates.items() if g == "G1"} | {
-        g: run(_builtin_gemm()).cases for g, run in gates.items() if g == "G3"
-    }
+    """Case counts of the restored kernels, which must pass every gate they face."""
+    restored = {"quant": BUILTIN_KERNELS["vllm_cpp"], "gemm": _builtin_gemm()}
+    cases: dict[str, int] = {}
+    for target in sorted({GATE_TARGETS[g] for g in gates}):
+        cases |= require_green(f"restored {target} kernel", target, restored[target], gates)
+    return cases
 
 
 def _builtin_gemm() -> Any:
@@ -161,6 +171,7 @@ def run_source(
     results = []
     for module in chosen:
         target, kernels_of = SOURCE_MODULES[module]
+        require_green(f"unmutated {module}", target, kernels_of(import_module(module)), runners)
         for mutation in source_mutations(module):
             build = partial(lambda mu, ko: ko(load_mutant(mu)), mutation, kernels_of)
             results.append(

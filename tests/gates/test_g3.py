@@ -40,9 +40,9 @@ def test_builtins_pass_count_what_they_examined_and_meet_the_tight_bound(name: s
     report = run_g3_report(BUILTIN_MATMUL_KERNELS[name])
     result = report.result
     assert result.status is GateStatus.PASS, result.reason
-    # 7 product cases with 2 verdicts each, then the NaN-propagation case (5 placements).
-    assert result.cases == 8 and result.assertions == 14 + 5 and result.assertions_failed == 0
-    assert result.words == sum(c.m * c.n for c in report.cases) + 5 * 3 * 16 == 10864 + 240
+    # 8 product cases with 2 verdicts each, then the NaN-propagation case (5 placements).
+    assert result.cases == 9 and result.assertions == 16 + 5 and result.assertions_failed == 0
+    assert result.words == sum(c.m * c.n for c in report.cases) + 5 * 3 * 16 == 13984 + 240
     assert result.mismatches == 0
     for case in report.cases:
         assert case.nonzero_fraction == 1.0
@@ -123,7 +123,7 @@ def test_cli_g3_with_a_callable_all_gates_and_json(
     spec = "fp8lab.gemm:matmul_vllm_cpp"
     assert main(["gates", "--gate", "G3", "--kernel", spec, "--json", str(path)]) == 0
     rows = json.loads(path.read_text())
-    assert rows[0]["gate"] == "G3" and rows[0]["words"] == 10864 + 240
+    assert rows[0]["gate"] == "G3" and rows[0]["words"] == 13984 + 240
     assert main(["gates", "--gate", "G3"]) == 0
     assert capsys.readouterr().out.count("PASS") >= 2
     assert main(["gates", "--gate", "all"]) == 3  # G2 is owed
