@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import difflib
 import tomllib
-from importlib import import_module
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
