@@ -29,7 +29,8 @@ from __future__ import annotations
 import ast
 import importlib
 from collections.abc import Callable, Mapping
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, fields, is_dataclass
 from functools import cache
 from typing import Any
@@ -41,7 +42,7 @@ from fp8lab.gates.g1 import G1_SCALES, G1_SHARD_SCALES
 from fp8lab.mutants.probes import chunk_order, encoder_probes, scaled_probes
 from fp8lab.mutants.runner import SOURCE_MODULES, Equivalent
 from fp8lab.mutants.source import SourceMutation, load_mutant, parse_module, source_mutations
-from fp8lab.parallel import default_workers, run_tasks
+from fp8lab.parallel import default_workers, run_tasks, worker_pool
 
 __all__ = ["GEMM_DRAWS", "Recheck", "recheck_equivalent", "recheck_equivalents"]
 
@@ -315,23 +316,15 @@ def _sweep_all(
 ) -> None:
     rejected = {t.key for t in found}
     live = [t for targets in plans.values() for t in targets if t.key not in rejected]
-    pool = _pool(workers) if live and workers > 1 else None
-    try:
+    with ExitStack() as stack:
+        # worker_pool: its workers die with this process and are killed on any exception
+        pool = stack.enter_context(worker_pool(workers)) if live and workers > 1 else None
         for scale in sorted({t.scale for t in live}):
             group = [t for t in live if t.scale == scale]
             rejected = {t.key for t in found}
             group = [t for t in group if t.key not in rejected]
             if group:
                 found.update(_sweep(group, workers, pool, examined))
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
-
-
-def _pool(workers: int) -> Executor:
-    import multiprocessing
-
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
 
 
 def recheck_equivalent(key: str, entry: Equivalent, **options: Any) -> Recheck:

@@ -76,3 +76,31 @@ def test_prove_workers_end_with_the_parent_and_the_run_is_filed(tmp_path: Path) 
     finally:
         for p in survivors(watched, grace=0):
             p.kill()
+
+
+SLOW_QUANT = """\
+import os, pathlib, time
+def quant(x, s):
+    (pathlib.Path({seen!r}) / str(os.getpid())).touch()
+    time.sleep(600)
+"""
+
+
+def test_detect_workers_end_with_the_parent(tmp_path: Path) -> None:
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    (tmp_path / "slowq.py").write_text(SLOW_QUANT.format(seen=str(seen)))
+    log = tmp_path / "log"
+    argv = ["detect", "--scales", "0.13", "--kernels", "reciprocal,slowq:quant", "--workers", "2"]
+    proc = start([*argv, "--stop", "0x800000", "--quiet"], tmp_path, log)
+    watched = [psutil.Process(proc.pid)]
+    try:
+        _wait(lambda: len(list(seen.iterdir())) >= 2, proc, log)  # two chunks, two workers
+        watched += tree(proc.pid)
+        os.kill(proc.pid, signal.SIGTERM)
+        assert finish(proc, log) == 143, log.read_text()
+        assert survivors(watched) == []
+        assert "Traceback" not in log.read_text()
+    finally:
+        for p in survivors(watched, grace=0):
+            p.kill()
