@@ -1,0 +1,48 @@
+/* fp8lab kernel C ABI, version 1: the signatures a shared-library kernel exports.
+ *
+ * fp8lab loads a library with ctypes and looks a symbol up by the name the
+ * user gives (`--kernel path/libx.so:symbol`); the gate fixes the signature.
+ * Both functions return 0 on success; any other value is a kernel error that
+ * fails the case with that value as its reason. Arrays are contiguous,
+ * little-endian, and owned by the caller; a kernel must not keep pointers.
+ */
+#ifndef FP8LAB_KERNEL_H
+#define FP8LAB_KERNEL_H
+
+#include <stdint.h>
+
+#define FP8LAB_ABI_VERSION 1
+
+/* x_dtype values */
+#define FP8LAB_X_FLOAT32 0
+#define FP8LAB_X_BFLOAT16 1 /* uint16 bit patterns */
+
+/* out_dtype values */
+#define FP8LAB_OUT_FLOAT32 0
+#define FP8LAB_OUT_BFLOAT16 1 /* uint16 bit patterns */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Static per-tensor quant: x holds n values of x_dtype; write n e4m3fn codes
+ * to out, quantized with the per-tensor scale `scale` (y = x / scale as the
+ * kernel computes it). Returns 0 on success. */
+typedef int32_t (*fp8lab_quant_fn)(const void *x, int32_t x_dtype, int64_t n, float scale,
+                                   uint8_t *out);
+int32_t fp8lab_quant(const void *x, int32_t x_dtype, int64_t n, float scale, uint8_t *out);
+
+/* fp8 GEMM: a is [m,k] and b is [n,k] e4m3fn codes, row-major (K contiguous);
+ * the product is A·Bᵀ scaled by s_in·s_w. out is [m,n] row-major, float32 or
+ * bfloat16 bits as out_dtype says. Returns 0 on success. */
+typedef int32_t (*fp8lab_matmul_fn)(const uint8_t *a, const uint8_t *b, int64_t m, int64_t n,
+                                    int64_t k, float s_in, float s_w, int32_t out_dtype,
+                                    void *out);
+int32_t fp8lab_matmul(const uint8_t *a, const uint8_t *b, int64_t m, int64_t n, int64_t k,
+                      float s_in, float s_w, int32_t out_dtype, void *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FP8LAB_KERNEL_H */
