@@ -1,8 +1,15 @@
-"""Resolve a user's ``MODULE:OBJ`` to the object it names."""
+"""Resolve a user's ``MODULE:OBJ`` to the object it names.
+
+MODULE is looked up as ``python -m`` and pytest look it up: the current
+directory comes first on ``sys.path``, so ``--kernel mykern:quant`` finds
+``./mykern.py`` without ``PYTHONPATH``.
+"""
 
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from typing import Any
 
 __all__ = ["ImportSpecError", "import_attribute", "import_object"]
@@ -22,6 +29,9 @@ def import_attribute(spec: str) -> Any:
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise ImportSpecError(f"{spec!r} is not of the form MODULE:FUNC or MODULE:OBJ")
+    here = os.getcwd()
+    if here not in sys.path and "" not in sys.path:
+        sys.path.insert(0, here)
     try:
         target: Any = importlib.import_module(module_name)
     except Exception as exc:  # noqa: BLE001 - any import failure is reported plainly

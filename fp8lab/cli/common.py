@@ -16,6 +16,7 @@ from fp8lab.gates import EXIT_CODES
 from fp8lab.gemm import FunctionMatmulKernel, MatmulKernel, MatmulSpec
 from fp8lab.importing import ImportSpecError, import_attribute
 from fp8lab.kernels import FunctionKernel, QuantKernel, resolve_nan_policy
+from fp8lab.kernels.shared import is_shared_spec, load_shared, split_shared_spec
 
 __all__ = [
     "CliError",
@@ -71,9 +72,20 @@ def write_json_output(path: str | None, payload: Any) -> None:
 def load_user_object(spec: str, protocol: type, wrap: Callable[[str, Any], Any]) -> Any:
     """Import ``MODULE:OBJ``: a ``protocol`` instance as it is, a function as ``wrap(spec, it)``.
 
+    ``path/lib.so:symbol`` loads ``symbol`` through the C ABI instead
+    (:func:`fp8lab.kernels.shared.load_shared`).
+
     Raises:
         CliError: if the import fails, or OBJ is neither a ``protocol`` object nor callable.
     """
+    if is_shared_spec(spec):  # path/lib.so:symbol, through the C ABI
+        try:
+            path, symbol = split_shared_spec(spec)
+            if protocol is MatmulKernel:
+                return load_shared(path, symbol, "matmul")
+            return load_shared(path, symbol, "quant")
+        except ValueError as exc:
+            raise CliError(f"--kernel: {exc}") from None
     try:
         target = import_attribute(spec)
     except ImportSpecError as exc:

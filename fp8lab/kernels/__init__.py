@@ -1,4 +1,10 @@
-"""Kernels under test: the protocol, the built-in ports and scale handling."""
+"""Kernels under test: the protocol, the built-in ports and scale handling.
+
+``load_shared`` (a kernel in a shared library, :mod:`fp8lab.kernels.shared`)
+is imported on first use: it needs :mod:`fp8lab.gemm`, which needs this package.
+"""
+
+from typing import Any
 
 from fp8lab.kernels.f32tofp8 import f32_to_fp8
 from fp8lab.kernels.nan_policy import (
@@ -34,6 +40,15 @@ __all__ = [
     "quant_static_upstream",
     "reciprocal",
     "resolve_nan_policy",
+    "load_shared",
     "static_scale",
     "validate_scale",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "load_shared":
+        from fp8lab.kernels.shared import load_shared
+
+        return load_shared
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
