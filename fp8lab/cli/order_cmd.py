@@ -20,6 +20,7 @@ from fp8lab.gemm.order import (
 from fp8lab.gemm.protocol import K_MULTIPLE
 from fp8lab.guard import KernelFaultError
 from fp8lab.importing import ImportSpecError, import_object
+from fp8lab.kernels.shared import is_shared_spec
 
 __all__ = ["add_parser", "run"]
 
@@ -36,7 +37,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
             "summation tree, 2 for bad usage."
         ),
     )
-    p.add_argument("--kernel", "--kernels", required=True, help="MODULE:FUNC or MODULE:OBJ")
+    p.add_argument(
+        "--kernel",
+        "--kernels",
+        required=True,
+        help="MODULE:FUNC, MODULE:OBJ, or path/lib.so:symbol (fp8lab_matmul's C ABI, --as fp8)",
+    )
     p.add_argument("-k", "--k", dest="k", type=int, required=True, help="summands per output")
     p.add_argument(
         "--as",
@@ -80,6 +86,8 @@ def _probe(args: argparse.Namespace) -> LcaProbe:
             raise CliError(f"--k {k} and --n {n} must be multiples of {K_MULTIPLE} (MatmulFp8)")
         kernel = load_matmul_kernel(args.kernel)
         return Fp8MatmulProbe(kernel, k, m, n, (args.row, args.col), args.batch)
+    if is_shared_spec(args.kernel):
+        raise CliError(f"--kernel {args.kernel}: a shared library is read --as fp8 (fp8lab_matmul)")
     try:
         func: Any = import_object(args.kernel)
     except ImportSpecError as exc:

@@ -148,3 +148,12 @@ def test_a_module_in_the_current_directory_is_found(tmp_path: Path) -> None:
     detect = ["detect", "--scales", "0.13", "--kernels", "reciprocal,mykern:quant"]
     proc = _fp8lab(tmp_path, *detect, "--stop", "0x10000", "--workers", "1", "--quiet")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(("lib", "sequential"), [("gemm", True), ("REVERSE_K", False)])
+def test_order_infers_a_library_gemms_tree(
+    libs: dict[str, Path], tmp_path: Path, lib: str, sequential: bool
+) -> None:
+    proc = _fp8lab(tmp_path, "order", "--kernel", f"{libs[lib]}:fp8lab_matmul", "--k", "64")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert ("family: sequential" in proc.stdout) is sequential, proc.stdout
