@@ -1,7 +1,7 @@
 // Reference runner for fp8lab bundles (schema fp8lab.bundle/1): the whole loop in one file.
 //
 //   fp8lab export --gate G1 --out DIR
-//   g++ -O2 -std=c++17 -I<fp8lab package dir>/.. run_bundle.cpp my_kernel.cpp -o run_bundle
+//   g++ -O2 -std=c++17 -I<fp8lab>/abi run_bundle.cpp my_kernel.cpp -o run_bundle
 //   ./run_bundle DIR
 //   fp8lab gates --gate G1 --outputs DIR
 //
@@ -11,7 +11,7 @@
 // fp8lab_matmul. Both come from fp8lab/abi/fp8lab_kernel.h; link the one your gate needs
 // (the other is a weak reference). A kernel error (non-zero return) writes no output for
 // that case, so the gate FAILs it as missing; the runner then exits 1.
-#include "fp8lab/abi/fp8lab_kernel.h"
+#include "fp8lab_kernel.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -8,20 +8,26 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from fp8lab.kernels.shared import ABI_HEADER
+
 ROOT = Path(__file__).resolve().parents[2]
 RUNNER = ROOT / "examples" / "bundle_runner" / "run_bundle.cpp"
-KERNELS = Path(__file__).resolve().parent / "kernels"
-# The kernel each gate's runner is linked with (minimal correct ports, fp8-facts §3).
-KERNEL_SOURCES = {"G1": KERNELS / "quant_rne.cpp", "G3": KERNELS / "matmul_seq.cpp"}
+# The example kernel each gate's runner is linked with (issue 11 item 1).
+KERNEL_SOURCES = {
+    "G1": ROOT / "examples" / "kernels" / "vllm_cpp_quant.cpp",
+    "G3": ROOT / "examples" / "kernels" / "vllm_cpp_gemm.cpp",
+}
 
 
-def build_runner(gate: str, out: Path) -> Path:
-    """g++ the reference runner with the gate's kernel; the executable's path."""
+def build_runner(gate: str, out: Path, defect: str = "") -> Path:
+    """g++ the reference runner with the gate's example kernel (``-DFP8LAB_DEFECT_<defect>``)."""
     gxx = shutil.which("g++")
-    assert gxx, "the bundle tests build examples/bundle_runner with g++; install g++"
-    exe = out / f"run_bundle_{gate}"
-    cmd = [gxx, "-O2", "-std=c++17", "-Wall", "-Wextra", "-Werror", f"-I{ROOT}"]
-    subprocess.run([*cmd, str(RUNNER), str(KERNEL_SOURCES[gate]), "-o", str(exe)], check=True)
+    assert gxx, "the bundle tests build examples/bundle_runner with g++"
+    exe = out / f"run_bundle_{gate}{defect}"
+    flags = [f"-DFP8LAB_DEFECT_{defect}"] if defect else []
+    cmd = [gxx, "-O2", "-std=c++17", "-Wall", "-Wextra", "-Werror", f"-I{ABI_HEADER.parent}"]
+    sources = [str(RUNNER), str(KERNEL_SOURCES[gate])]
+    subprocess.run([*cmd, *flags, *sources, "-o", str(exe)], check=True)
     return exe
 
 

@@ -23,6 +23,10 @@ from tests.meta.bundle_helpers import build_runner, cases, flip
 
 GATES = ("G1", "G3")
 CASES = {"G1": 16, "G3": 9}  # G3: 8 products and the nan-propagation case (5 placements)
+# The examples' -D defects that still write every output (G1, G3).
+COMPILED_DEFECTS = [("G1", "DIVIDE"), ("G1", "TIES_AWAY"), ("G3", "REVERSE_K")]
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ (the runner)")
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +65,34 @@ def test_the_whole_loop_passes_a_correct_kernel(
     assert record["kernel"] == f"bundle:{bundles[gate]}"
     assert record["cases"] == CASES[gate] and record["words"] > 0
     assert record["nan_policy"] == ("vllm-cpp" if gate == "G1" else None)
+
+
+@pytest.mark.parametrize(("gate", "defect"), COMPILED_DEFECTS)
+def test_a_defect_compiled_into_the_runners_kernel_fails(
+    gate: str, defect: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = tmp_path / "bundle"
+    assert main(["export", "--gate", gate, "--out", str(bundle)]) == 0
+    run = subprocess.run([str(build_runner(gate, tmp_path, defect)), str(bundle)], check=False)
+    assert run.returncode == 0
+    capsys.readouterr()
+    status, record = _check(gate, bundle, capsys)
+    assert status == 1 and record["status"] == "FAIL" and record["mismatches"] > 0
+
+
+def test_a_kernel_error_in_the_runner_leaves_outputs_missing_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = tmp_path / "bundle"
+    assert main(["export", "--gate", "G1", "--out", str(bundle)]) == 0
+    run = subprocess.run(
+        [str(build_runner("G1", tmp_path, "STATUS")), str(bundle)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert run.returncode == 1 and "fp8lab_quant returned 7" in run.stderr
+    capsys.readouterr()
+    status, record = _check("G1", bundle, capsys)
+    assert status == 1 and "is missing" in record["reason"]
 
 
 @pytest.mark.parametrize("gate", GATES)
