@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
+from fp8lab.bundle import BUNDLE_GATES, BundleError, load_bundle
 from fp8lab.cli.common import CliError, load_kernel, load_matmul_kernel, write_json_output
 from fp8lab.cli.gate_child import run_foreign_gate
 from fp8lab.gates import GATES, MATMUL_GATES, GateResult, exit_code
 from fp8lab.gemm import BUILTIN_MATMUL_KERNELS, MatmulKernel
-from fp8lab.kernels import BUILTIN_KERNELS, NAN_POLICIES, QuantKernel
+from fp8lab.kernels import BUILTIN_KERNELS, DEFAULT_NAN_POLICY, NAN_POLICIES, QuantKernel
 
 __all__ = ["add_parser", "format_table", "load_foreign_kernel", "load_matmul_kernel", "run"]
 
@@ -44,7 +46,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--nan-policy",
         metavar="NAME",
         help=f"G1/G2: the NaN policy your kernel follows, one of {', '.join(NAN_POLICIES)} "
-        "(default: what the kernel declares in its nan_policy attribute, else vllm-cpp)",
+        "(default: what the kernel declares in its nan_policy attribute, else vllm-cpp; "
+        "with --outputs, vllm-cpp)",
+    )
+    p.add_argument(
+        "--outputs",
+        metavar="DIR",
+        help="check the outputs your kernel wrote into a bundle from 'fp8lab export' "
+        "(one gate, G1 or G3); the record's kernel is bundle:DIR",
     )
     p.add_argument("--large", action="store_true", help="G3: add the 1024x1024 cases (slow)")
     p.add_argument("--json", "--out", dest="json", help="write the results here ('-' for stdout)")
@@ -102,6 +111,19 @@ def load_foreign_kernel(
     return load_kernel(spec, nan_policy)
 
 
+def _run_bundle(names: list[str], args: argparse.Namespace) -> list[GateResult]:
+    """The gate's record for the outputs in ``args.outputs`` (a bundle)."""
+    if len(names) != 1 or names[0] not in BUNDLE_GATES:
+        raise CliError(f"--outputs checks one gate, {' or '.join(BUNDLE_GATES)}, not {args.gate}")
+    if args.kernel or args.large:
+        raise CliError("--outputs checks a bundle's outputs: leave out --kernel and --large")
+    try:
+        kernel = load_bundle(Path(args.outputs), names[0], args.nan_policy or DEFAULT_NAN_POLICY)
+    except BundleError as exc:
+        raise CliError(f"--outputs {exc}") from None
+    return [GATES[names[0]](kernel)]
+
+
 def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
     options = {"large": args.large} if name in MATMUL_GATES else {}
     if args.kernel:  # foreign code runs in a child: its exit cannot become ours
@@ -122,11 +144,14 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(
             f"unknown or empty --gate {args.gate!r}; choose from {', '.join(GATES)} or all"
         )
-    if args.nan_policy is not None and not args.kernel:
-        raise CliError("--nan-policy states your kernel's policy; give --kernel too")
+    if args.nan_policy is not None and not (args.kernel or args.outputs):
+        raise CliError("--nan-policy states your kernel's policy; give --kernel or --outputs")
     if args.nan_policy is not None and all(g in MATMUL_GATES for g in names):
         raise CliError("--nan-policy applies to G1 and G2 only")
-    results = [r for g in names for r in _run_gate(g, args)]
+    if args.outputs:
+        results = _run_bundle(names, args)
+    else:
+        results = [r for g in names for r in _run_gate(g, args)]
     print(format_table(results))
     write_json_output(args.json, [r.to_dict() for r in results])
     return exit_code(results)

@@ -14,6 +14,7 @@ from fp8lab.cli import (
     detect_cmd,
     evidence_cmd,
     exhaustive_cmd,
+    export_cmd,
     gates_cmd,
     gemm_cmd,
     mutate_cmd,
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         design_cmd,
         gemm_cmd,
         order_cmd,
+        export_cmd,
     ):
         module.add_parser(sub)
     return parser

@@ -20,7 +20,7 @@ from fp8lab.gates.records import CaseResult
 from fp8lab.gemm.protocol import MatmulKernel
 from fp8lab.guard import KernelFaultError, call_kernel
 
-__all__ = ["NAN_PLACEMENTS", "nan_propagation_case"]
+__all__ = ["NAN_PLACEMENTS", "NAN_SCALES", "nan_propagation_case", "placement_operands"]
 
 # (operand, row, code, out_dtype)
 NAN_PLACEMENTS = (
@@ -31,9 +31,13 @@ NAN_PLACEMENTS = (
     ("b", 7, 0x7F, "bf16"),
 )
 _M, _N, _K = 3, 16, 16
+NAN_SCALES = (0.5, 0.25)  # s_in, s_w of every placement
 
 
-def _operands(operand: str, row: int, code: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def placement_operands(
+    operand: str, row: int, code: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A [3,16] and B [16,16] codes with ``code`` placed, and where the output must be NaN."""
     rng = np.random.default_rng(7)  # fixed: finite codes 0x01..0x5F, both signs
     a = (rng.integers(1, 0x60, (_M, _K)) | rng.integers(0, 2, (_M, _K)) * 0x80).astype(np.uint8)
     b = (rng.integers(1, 0x60, (_N, _K)) | rng.integers(0, 2, (_N, _K)) * 0x80).astype(np.uint8)
@@ -56,9 +60,10 @@ def nan_propagation_case(kernel: MatmulKernel) -> CaseResult:
     """Run every placement; an assertion fails unless NaN is exactly where it belongs."""
     failed, error = 0, ""
     for operand, row, code, out in NAN_PLACEMENTS:
-        a, b, nan = _operands(operand, row, code)
+        a, b, nan = placement_operands(operand, row, code)
         try:
-            got = call_kernel(_matmul, kernel, a, b, np.float32(0.5), np.float32(0.25), out)
+            s_in, s_w = (np.float32(s) for s in NAN_SCALES)
+            got = call_kernel(_matmul, kernel, a, b, s_in, s_w, out)
         except KernelFaultError as exc:
             error, failed = exc.reason, failed + 1
             continue

@@ -1,0 +1,32 @@
+"""Dumped outputs: export a gate's inputs, check outputs a kernel wrote anywhere.
+
+``fp8lab export`` writes a bundle (schema ``fp8lab.bundle/1``); the user's
+runner writes the outputs; ``fp8lab gates --outputs DIR`` checks them through
+a kernel that serves the recorded bytes, so G1 and G3 run unchanged.
+"""
+
+from fp8lab.bundle.cases import BUNDLE_GATES, SCHEMA, BundleCase, bundle_cases, population_sha256
+from fp8lab.bundle.export import BundleExistsError, sidecar_text, write_bundle
+from fp8lab.bundle.replay import (
+    BundleCaseError,
+    BundleError,
+    BundleMatmulKernel,
+    BundleQuantKernel,
+    load_bundle,
+)
+
+__all__ = [
+    "BUNDLE_GATES",
+    "SCHEMA",
+    "BundleCase",
+    "BundleCaseError",
+    "BundleError",
+    "BundleExistsError",
+    "BundleMatmulKernel",
+    "BundleQuantKernel",
+    "bundle_cases",
+    "load_bundle",
+    "population_sha256",
+    "sidecar_text",
+    "write_bundle",
+]

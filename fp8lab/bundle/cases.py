@@ -1,0 +1,156 @@
+"""The cases of a bundle: exactly the kernel calls G1 and G3 make, with their inputs.
+
+A bundle (schema ``fp8lab.bundle/1``, README "Dumped outputs") lists one case
+per kernel call of the gate, in the gate's order. G1: every scale x input
+dtype, then the shard case once per input dtype. A C ABI kernel takes one
+float, so the shard case is expressed by its collapsed scale, the float32 max
+of :data:`~fp8lab.gates.g1.G1_SHARD_SCALES`, taken here as G1 takes it; its
+name keeps the shards (``s=max(0.3, 0.9, 0.0625)/float32``). G3: the default
+cases (not ``--large``), A quantized by the built-in ``quant_static`` as G3
+does, then the five NaN placements of the nan-propagation case.
+
+``population_sha256`` is the sha256 over, for each case in order, its
+canonical JSON (keys sorted, no spaces) and a newline, then the raw bytes of
+its inputs (G1 ``input``; G3 ``a`` then ``b``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from fp8lab.gates.g1 import G1_INPUT_DTYPES, G1_SCALES, G1_SHARD_SCALES
+from fp8lab.gates.g3 import g3_cases
+from fp8lab.gates.g3_nan import NAN_PLACEMENTS, NAN_SCALES, placement_operands
+from fp8lab.gemm.population import g3_operands
+from fp8lab.kernels import quant_static
+from fp8lab.populations import G1_SEED, g1_population
+
+__all__ = [
+    "BUNDLE_GATES",
+    "OUT_DTYPES",
+    "SCHEMA",
+    "BundleCase",
+    "bundle_cases",
+    "f32_hex",
+    "population_sha256",
+    "sha256",
+]
+
+SCHEMA = "fp8lab.bundle/1"
+BUNDLE_GATES = ("G1", "G3")
+_INPUT = {"float32": (np.dtype(np.float32), "f32"), "bfloat16": (ml_dtypes.bfloat16, "bf16")}
+OUT_DTYPES = {"f32": "float32", "bf16": "bfloat16"}  # G3's names -> the bundle's
+_OUT_EXT = {"float32": "f32", "bfloat16": "bf16"}
+
+
+@dataclass(frozen=True)
+class BundleCase:
+    """One case: its ``bundle.json`` entry, its input arrays by field, its output size."""
+
+    entry: dict[str, Any]
+    inputs: dict[str, np.ndarray]
+    output_bytes: int
+
+    @property
+    def name(self) -> str:
+        """The gate's case name."""
+        return str(self.entry["name"])
+
+
+def sha256(data: bytes) -> str:
+    """Hex sha256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def f32_hex(value: Any) -> str:
+    """The float32 bits of ``value`` as ``0x%08x``."""
+    return f"0x{int(np.float32(value).view(np.uint32)):08x}"
+
+
+def _g1_case(i: int, scale: float, dtype: str, name: str) -> BundleCase:
+    np_dtype, ext = _INPUT[dtype]
+    x = g1_population(scale, seed=G1_SEED, special=True).words.astype(np_dtype)
+    s = np.float32(scale)
+    entry = {
+        "name": name,
+        "scale": float(s),
+        "scale_hex": f32_hex(s),
+        "input_dtype": dtype,
+        "count": int(x.size),
+        "input": f"inputs/{i:02d}.{ext}",
+        "input_sha256": sha256(x.tobytes()),
+        "output": f"outputs/{i:02d}.u8",
+    }
+    return BundleCase(entry, {"input": x}, int(x.size))
+
+
+def _g1() -> list[BundleCase]:
+    calls = [(s, d, f"s={s!r}/{d}") for s in G1_SCALES for d in G1_INPUT_DTYPES]
+    shards = tuple(float(v) for v in G1_SHARD_SCALES)
+    top = float(max(np.float32(v) for v in shards))  # as G1 takes it
+    calls += [(top, d, f"s=max{shards!r}/{d}") for d in G1_INPUT_DTYPES]
+    return [_g1_case(i, s, d, name) for i, (s, d, name) in enumerate(calls)]
+
+
+def _g3_case(
+    i: int, name: str, a: np.ndarray, b: np.ndarray, s: tuple[float, float], out: str
+) -> BundleCase:
+    dtype = OUT_DTYPES[out]
+    (m, k), n = a.shape, b.shape[0]
+    entry = {
+        "name": name,
+        "m": m,
+        "n": n,
+        "k": k,
+        "a": f"inputs/{i:02d}.a.e4m3",
+        "b": f"inputs/{i:02d}.b.e4m3",
+        "s_in": float(np.float32(s[0])),
+        "s_w": float(np.float32(s[1])),
+        "out_dtype": dtype,
+        "output": f"outputs/{i:02d}.{_OUT_EXT[dtype]}",
+    }
+    size = m * n * (4 if dtype == "float32" else 2)
+    return BundleCase(entry, {"a": a, "b": b}, size)
+
+
+def _g3() -> list[BundleCase]:
+    cases: list[BundleCase] = []
+    for c in g3_cases():
+        a, b = g3_operands(c, quant_static)
+        cases.append(_g3_case(len(cases), c.name, a, b, (c.s_in, c.s_w), c.out))
+    for operand, row, code, out in NAN_PLACEMENTS:
+        a, b, _ = placement_operands(operand, row, code)
+        name = f"nan-propagation/{operand}{row}={code:#04x}/{out}"
+        cases.append(_g3_case(len(cases), name, a, b, NAN_SCALES, out))
+    return cases
+
+
+def bundle_cases(gate: str) -> list[BundleCase]:
+    """This version's cases of ``gate`` ("G1" or "G3"), in the gate's order.
+
+    Raises:
+        ValueError: for another gate.
+    """
+    if gate == "G1":
+        return _g1()
+    if gate == "G3":
+        return _g3()
+    raise ValueError(f"bundles hold {' or '.join(BUNDLE_GATES)}, not {gate!r}")
+
+
+def population_sha256(cases: list[BundleCase]) -> str:
+    """sha256 over each case's canonical JSON line and the bytes of its inputs."""
+    digest = hashlib.sha256()
+    for case in cases:
+        digest.update(json.dumps(case.entry, sort_keys=True, separators=(",", ":")).encode())
+        digest.update(b"\n")
+        for field in ("input", "a", "b"):
+            if field in case.inputs:
+                digest.update(np.ascontiguousarray(case.inputs[field]).tobytes())
+    return digest.hexdigest()

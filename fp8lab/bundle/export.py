@@ -1,0 +1,102 @@
+"""Write a bundle: ``bundle.json``, the line-oriented ``bundle.txt`` and the input files.
+
+The directory is built in a staging sibling and renamed into place, so a
+bundle is either complete or absent; an existing non-empty directory is
+refused (evidence is never overwritten). ``outputs/`` is created empty for
+the user's runner to fill. Schema and sidecar: README "Dumped outputs".
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from fp8lab.bundle.cases import SCHEMA, BundleCase, bundle_cases, f32_hex, population_sha256
+
+__all__ = ["BundleExistsError", "bundle_document", "sidecar_text", "write_bundle"]
+
+
+class BundleExistsError(FileExistsError):
+    """The target directory exists and is not empty."""
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("fp8lab")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def bundle_document(gate: str, cases: list[BundleCase]) -> dict[str, Any]:
+    """The ``bundle.json`` content for ``cases`` of ``gate``."""
+    return {
+        "schema": SCHEMA,
+        "gate": gate,
+        "fp8lab_version": _version(),
+        "population_sha256": population_sha256(cases),
+        "cases": [c.entry for c in cases],
+    }
+
+
+def _sidecar_line(entry: dict[str, Any]) -> str:
+    if "scale_hex" in entry:
+        fields = [entry[f] for f in ("scale_hex", "input_dtype", "count", "input", "output")]
+    else:
+        fields = [entry[f] for f in ("m", "n", "k", "a", "b")]
+        fields += [f32_hex(entry["s_in"]), f32_hex(entry["s_w"]), entry["out_dtype"]]
+        fields.append(entry["output"])
+    return " ".join(str(f) for f in [*fields, entry["name"]])
+
+
+def sidecar_text(document: dict[str, Any]) -> str:
+    """``bundle.txt``: a header line ``SCHEMA GATE N``, then one line per case.
+
+    G1: ``scale_hex input_dtype count input output name``; G3: ``m n k a b
+    s_in_hex s_w_hex out_dtype output name``. The name is the rest of the line.
+    """
+    cases = document["cases"]
+    head = f"{document['schema']} {document['gate']} {len(cases)}"
+    return "\n".join([head, *(_sidecar_line(c) for c in cases)]) + "\n"
+
+
+def write_bundle(gate: str, out: Path) -> dict[str, Any]:
+    """Export ``gate``'s cases into the new directory ``out``; return the document.
+
+    Raises:
+        BundleExistsError: if ``out`` exists and is not an empty directory.
+        ValueError: for a gate that has no bundle.
+        OSError: if the directory cannot be written.
+    """
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise BundleExistsError(f"{out} exists and is not empty; a bundle is never overwritten")
+    cases = bundle_cases(gate)
+    document = bundle_document(gate, cases)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    try:
+        (staging / "inputs").mkdir()
+        (staging / "outputs").mkdir()
+        for case in cases:
+            for field, array in case.inputs.items():
+                (staging / case.entry[field]).write_bytes(array.tobytes())
+        (staging / "bundle.json").write_text(json.dumps(document, indent=2) + "\n")
+        (staging / "bundle.txt").write_text(sidecar_text(document))
+        os.chmod(staging, 0o777 & ~_umask())
+        os.rename(staging, out)  # onto an absent or empty directory only
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        if out.exists() and any(out.iterdir()):
+            raise BundleExistsError(f"{out} is not empty; a bundle is never overwritten") from exc
+        raise
+    return document
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -1,0 +1,215 @@
+"""Kernels that serve a bundle's recorded outputs, so G1 and G3 run unchanged.
+
+:func:`load_bundle` reads ``DIR/bundle.json`` and refuses (``BundleError``) an
+unknown schema, another gate, a population this version does not generate,
+or cases that differ from this version's. Its kernel looks each call up by
+what the gate hands it: G1 by (input dtype, sha256 of the input bytes,
+float32 scale bits); G3 by (sha256 of a, sha256 of b, s_in and s_w bits,
+out dtype). The gate computes every expectation itself; the kernel only
+returns the bytes the user wrote. Each of these raises, and so FAILs that
+case with the case's name: an input file that is missing or whose sha256
+changed (a, b too), an output file that is missing, short or long, and a
+call no case matches.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import numpy.typing as npt
+
+from fp8lab.bundle.cases import (
+    BUNDLE_GATES,
+    OUT_DTYPES,
+    SCHEMA,
+    BundleCase,
+    bundle_cases,
+    population_sha256,
+    sha256,
+)
+from fp8lab.gemm.protocol import VLLM_CPP_SPEC
+from fp8lab.kernels.nan_policy import DEFAULT_NAN_POLICY, NAN_POLICIES
+
+__all__ = [
+    "BundleCaseError",
+    "BundleError",
+    "BundleMatmulKernel",
+    "BundleQuantKernel",
+    "load_bundle",
+]
+
+_OUT_VIEW = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
+
+
+class BundleError(ValueError):
+    """The bundle cannot be checked by this version (a usage error)."""
+
+
+class BundleCaseError(Exception):
+    """One case of the bundle is broken; the message names the case and what is wrong."""
+
+
+@dataclass(frozen=True)
+class _Entry:
+    case: BundleCase
+    fault: str  # why the inputs are not the exported ones; "" if they are
+
+
+def _bits(value: Any) -> int:
+    return int(np.float32(value).view(np.uint32))
+
+
+def _g1_key(x: np.ndarray, scale: Any) -> tuple[Any, ...]:
+    # The shard case hands per-shard scales; the bundle recorded the collapsed one.
+    s = np.max(np.asarray(scale, np.float32)) if np.ndim(scale) else scale
+    return (x.dtype.name, sha256(np.ascontiguousarray(x).tobytes()), _bits(s))
+
+
+def _g3_key(a: np.ndarray, b: np.ndarray, s_in: Any, s_w: Any, out: str) -> tuple[Any, ...]:
+    digests = (sha256(np.ascontiguousarray(v).tobytes()) for v in (a, b))
+    return (*digests, _bits(s_in), _bits(s_w), out)
+
+
+def _case_key(case: BundleCase) -> tuple[Any, ...]:
+    e, v = case.entry, case.inputs
+    if "input" in v:
+        return _g1_key(v["input"], e["scale"])
+    out = {b: g for g, b in OUT_DTYPES.items()}[e["out_dtype"]]
+    return _g3_key(v["a"], v["b"], e["s_in"], e["s_w"], out)
+
+
+class _Bundle:
+    """The recorded outputs of one bundle, by the key of the call that wants them."""
+
+    def __init__(self, root: Path, cases: list[BundleCase]) -> None:
+        self.root = root
+        self.entries: dict[tuple[Any, ...], _Entry] = {}
+        for case in cases:
+            self.entries[_case_key(case)] = _Entry(case, self._input_fault(case))
+
+    def _input_fault(self, case: BundleCase) -> str:
+        for field, array in case.inputs.items():
+            path = self.root / case.entry[field]
+            if not path.is_file():
+                return f"{field} file {case.entry[field]} is missing"
+            got, want = sha256(path.read_bytes()), sha256(array.tobytes())
+            if got != want:
+                return (
+                    f"{field} file {case.entry[field]} changed since export "
+                    f"(sha256 {got[:12]}..., exported {want[:12]}...)"
+                )
+        return ""
+
+    def output(self, key: tuple[Any, ...], what: str) -> bytes:
+        """The output bytes recorded for the call with ``key``.
+
+        Raises:
+            BundleCaseError: naming the case and what is wrong with its files.
+        """
+        entry = self.entries.get(key)
+        if entry is None:
+            raise BundleCaseError(f"no case of the bundle matches this call ({what})")
+        name, rel = entry.case.name, entry.case.entry["output"]
+        if entry.fault:
+            raise BundleCaseError(f"case {name!r}: {entry.fault}")
+        path = self.root / rel
+        if not path.is_file():
+            raise BundleCaseError(f"case {name!r}: output file {rel} is missing")
+        data: bytes = path.read_bytes()
+        want = entry.case.output_bytes
+        if len(data) != want:
+            size = "short" if len(data) < want else "long"
+            raise BundleCaseError(
+                f"case {name!r}: output file {rel} is {size}: {len(data)} bytes, want {want}"
+            )
+        return data
+
+
+@dataclass(frozen=True)
+class BundleQuantKernel:
+    """A G1 kernel whose codes are the bundle's ``output`` files.
+
+    ``nan_policy`` is the policy the user states for the kernel that wrote them.
+    """
+
+    name: str
+    bundle: _Bundle
+    nan_policy: str
+
+    def quantize(self, x: np.ndarray, scale: Any) -> npt.NDArray[np.uint8]:
+        """The recorded codes for ``x`` at ``scale``."""
+        what = f"{x.dtype.name} input of {x.size} words at scale {scale!r}"
+        data = self.bundle.output(_g1_key(x, scale), what)
+        return np.frombuffer(data, np.uint8).copy()
+
+
+@dataclass(frozen=True)
+class BundleMatmulKernel:
+    """A G3 kernel whose products are the bundle's ``output`` files (vllm.cpp's model)."""
+
+    name: str
+    bundle: _Bundle
+    spec: Any = VLLM_CPP_SPEC
+
+    def matmul(
+        self, a_codes: np.ndarray, b_codes: np.ndarray, s_in: Any, s_w: Any, out_dtype: str
+    ) -> np.ndarray:
+        """The recorded [M,N] output for these operands."""
+        what = f"a {a_codes.shape}, b {b_codes.shape}, s_in {s_in!r}, s_w {s_w!r}, {out_dtype}"
+        data = self.bundle.output(_g3_key(a_codes, b_codes, s_in, s_w, out_dtype), what)
+        view = _OUT_VIEW[OUT_DTYPES[out_dtype]]
+        return np.frombuffer(data, view).reshape(a_codes.shape[0], b_codes.shape[0]).copy()
+
+
+def _read_document(root: Path) -> dict[str, Any]:
+    path = root / "bundle.json"
+    if not path.is_file():
+        raise BundleError(f"{root} has no bundle.json (make one with fp8lab export)")
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BundleError(f"{path} is not readable JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise BundleError(f"{path} is not a JSON object")
+    return document
+
+
+def load_bundle(
+    root: Path, gate: str, nan_policy: str = DEFAULT_NAN_POLICY
+) -> BundleQuantKernel | BundleMatmulKernel:
+    """The kernel that serves ``root``'s outputs to ``gate`` ("G1" or "G3").
+
+    Raises:
+        BundleError: for an unknown NaN policy or schema, another gate, a population or case
+            list this version does not generate, or no readable bundle.json.
+    """
+    if gate not in BUNDLE_GATES:
+        raise BundleError(f"bundles hold {' or '.join(BUNDLE_GATES)}, not {gate}")
+    if nan_policy not in NAN_POLICIES:
+        known = ", ".join(NAN_POLICIES)
+        raise BundleError(f"unknown NaN policy {nan_policy!r}; use one of {known}")
+    document = _read_document(root)
+    if document.get("schema") != SCHEMA:
+        raise BundleError(f"unknown bundle schema {document.get('schema')!r}; this reads {SCHEMA}")
+    if document.get("gate") != gate:
+        raise BundleError(f"{root} is a bundle of {document.get('gate')!r}, not {gate}")
+    cases = bundle_cases(gate)
+    ours = population_sha256(cases)
+    if document.get("population_sha256") != ours:
+        raise BundleError(
+            f"{root} holds another population (sha256 {document.get('population_sha256')!r}, "
+            f"exported by fp8lab {document.get('fp8lab_version')!r}); this version's is "
+            f"{ours[:12]}...: export again and rerun the kernel"
+        )
+    if document.get("cases") != [c.entry for c in cases]:
+        raise BundleError(f"{root}/bundle.json cases differ from its population; export again")
+    bundle = _Bundle(root, cases)
+    name = f"bundle:{root}"
+    if gate == "G1":
+        return BundleQuantKernel(name, bundle, nan_policy)
+    return BundleMatmulKernel(name, bundle)
