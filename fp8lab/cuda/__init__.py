@@ -15,8 +15,8 @@ from fp8lab.cuda.host_build import (
 )
 from fp8lab.cuda.host_kernel import (
     CUDA_HOST,
-    CudaHostKernel,
-    CudaHostMatmulKernel,
+    CudaHostEncoder,
+    cuda_host_encoder,
     cuda_host_kernel,
     cuda_host_matmul_kernel,
 )
@@ -27,10 +27,10 @@ __all__ = [
     "HEADER_WHEELS",
     "SOURCES",
     "CudaHostBuildError",
-    "CudaHostKernel",
-    "CudaHostMatmulKernel",
+    "CudaHostEncoder",
     "QuantArgs",
     "build_cuda_host",
+    "cuda_host_encoder",
     "cuda_host_kernel",
     "cuda_host_matmul_kernel",
     "cuda_include_dirs",

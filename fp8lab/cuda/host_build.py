@@ -39,7 +39,11 @@ _FLAGS = ("-std=c++17", "-O2", "-shared", "-fPIC", "-ffp-contract=off", "-fno-fa
 
 
 class CudaHostBuildError(RuntimeError):
-    """The host build cannot run here (no compiler, no headers) or failed."""
+    """The host build cannot run here (``missing``: no compiler, no headers) or failed."""
+
+    def __init__(self, message: str, *, missing: bool = False) -> None:
+        super().__init__(message)
+        self.missing = missing
 
 
 def source_text(name: str) -> str:
@@ -75,7 +79,8 @@ def cuda_include_dirs() -> list[Path]:
     raise CudaHostBuildError(
         "CUDA headers not found (need cuda_fp8.h, crt/host_defines.h, nv/target): "
         f"pip install 'fp8lab[test]' (wheels {', '.join(HEADER_WHEELS)}) "
-        "or set FP8LAB_CUDA_INCLUDE"
+        "or set FP8LAB_CUDA_INCLUDE",
+        missing=True,
     )
 
 
@@ -83,7 +88,9 @@ def _compiler() -> str:
     cxx = os.environ.get("CXX", "g++")
     path = shutil.which(cxx)
     if path is None:
-        raise CudaHostBuildError(f"C++ compiler {cxx!r} not found: install g++ or set CXX")
+        raise CudaHostBuildError(
+            f"C++ compiler {cxx!r} not found: install g++ or set CXX", missing=True
+        )
     return path
 
 
