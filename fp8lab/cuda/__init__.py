@@ -5,6 +5,7 @@ See ``fp8lab_cuda.cuh`` for the shared math and the conversion facts
 ml_dtypes; cupy is imported by module name when the device is probed.
 """
 
+from fp8lab.cuda.facts import CONVERSION_FACTS, ConversionFact, check_conversion_facts
 from fp8lab.cuda.host_build import (
     HEADER_WHEELS,
     SOURCES,
@@ -23,13 +24,16 @@ from fp8lab.cuda.host_kernel import (
 from fp8lab.cuda.marshal import QuantArgs, quant_args
 
 __all__ = [
+    "CONVERSION_FACTS",
     "CUDA_HOST",
     "HEADER_WHEELS",
     "SOURCES",
+    "ConversionFact",
     "CudaHostBuildError",
     "CudaHostEncoder",
     "QuantArgs",
     "build_cuda_host",
+    "check_conversion_facts",
     "cuda_host_encoder",
     "cuda_host_kernel",
     "cuda_host_matmul_kernel",

@@ -25,9 +25,21 @@ from fp8lab.kernels import BUILTIN_KERNELS
 from fp8lab.kernels.protocol import QuantKernel
 from fp8lab.populations import G1_SEED
 
-__all__ = ["G2H_PATTERNS", "G2H_SCOPE", "run_g2h"]
+__all__ = ["G2H_BOUNDARY_PATTERNS", "G2H_PATTERNS", "G2H_SCOPE", "run_g2h"]
 
 G2H_PATTERNS: tuple[tuple[int, int], ...] = ALL_PATTERNS
+# A quick sample (2^24 + 2^23 patterns of each sign): around 1.0, the subnormals
+# and the 2^-10 underflow tie, the 448/464 top, and inf into the NaNs.
+G2H_BOUNDARY_PATTERNS: tuple[tuple[int, int], ...] = tuple(
+    (sign | lo, sign | hi)
+    for sign in (0, 0x8000_0000)
+    for lo, hi in (
+        (0x3F00_0000, 0x3F80_0000 + (1 << 20)),
+        (0x3A00_0000, 0x3C90_0000),
+        (0x43D0_0000, 0x43F0_0000),
+        (0x7F7F_0000, 0x7F81_0000),
+    )
+)
 G2H_SCOPE = (
     "proves: the CPU kernel and fp8lab's CUDA C source agree byte for byte when the source "
     "is compiled for the host, where __nv_cvt_float_to_fp8 takes cuda_fp8.hpp's software "

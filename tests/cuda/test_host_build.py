@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 import fp8lab
-from fp8lab.cuda import CudaHostBuildError, build_cuda_host, cuda_host_kernel, cuda_include_dirs
+from fp8lab.cuda import (
+    CudaHostBuildError,
+    build_cuda_host,
+    check_conversion_facts,
+    cuda_host_kernel,
+    cuda_include_dirs,
+)
 from fp8lab.cuda.host_kernel import cuda_host_encoder, cuda_host_matmul_kernel
 from fp8lab.gates import GateStatus, run_g1, run_g3
 from fp8lab.kernels import quant_static_upstream
@@ -95,3 +101,8 @@ def test_host_encoders_canonicalise_nan() -> None:
     assert encoder.encode_range("e5m2", 0xFFC0_0000, 0xFFC0_0001).tolist() == [0x7F]
     with pytest.raises(ValueError, match="e4m3fnuz"):
         encoder.encode_range("e4m3fnuz", 0, 1)
+
+
+def test_every_conversion_fact_is_in_the_installed_header() -> None:
+    facts = check_conversion_facts()
+    assert len(facts) == 4 and all(f.in_header for f in facts), facts
