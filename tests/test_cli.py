@@ -106,7 +106,7 @@ def test_exhaustive_on_a_range(tmp_path: Path, capsys: pytest.CaptureFixture[str
 def test_prove_files_a_quick_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["prove", "--results", str(tmp_path), "--stop", "0x100000", "--quiet"]) == 3
     out = capsys.readouterr().out
-    assert "G2/vllm_cpp: PENDING (owed, not run here)" in out
+    assert "G2/upstream: PENDING (owed, not run here)" in out
     runs = list((tmp_path / "partial" / "proofs").iterdir())  # --stop: a partial proof
     assert len(runs) == 1 and not (tmp_path / "proofs").exists()
     manifest = json.loads((runs[0] / "manifest.json").read_text())

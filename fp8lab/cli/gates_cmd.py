@@ -9,7 +9,14 @@ from typing import Any
 from fp8lab.bundle import BUNDLE_GATES, BundleError, load_bundle
 from fp8lab.cli.common import CliError, load_kernel, load_matmul_kernel, write_json_output
 from fp8lab.cli.gate_child import run_foreign_gate
-from fp8lab.gates import GATES, MATMUL_GATES, GateResult, exit_code
+from fp8lab.gates import (
+    CUDA_GATE_CPU_KERNEL,
+    CUDA_GATES,
+    GATES,
+    MATMUL_GATES,
+    GateResult,
+    exit_code,
+)
 from fp8lab.gemm import BUILTIN_MATMUL_KERNELS, MatmulKernel
 from fp8lab.kernels import BUILTIN_KERNELS, DEFAULT_NAN_POLICY, NAN_POLICIES, QuantKernel
 
@@ -37,7 +44,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--kernels",
         dest="kernel",
         metavar="MODULE:OBJ",
-        help="your kernel (default: each gate's built-in kernels). For G1/G2 a QuantKernel "
+        help="your kernel (default: each gate's built-in kernels; upstream for G2 and G2h). "
+        "For G1/G2/G2h a QuantKernel "
         "object (name, quantize) or FUNC(x, scale) -> uint8 codes; for G3 a MatmulKernel "
         "object (name, matmul, optional spec) or FUNC(a_codes, b_codes, s_in, s_w, "
         "out_dtype) -> [M,N] float32 or bfloat16, checked against vllm.cpp's model",
@@ -94,6 +102,9 @@ def format_table(results: list[GateResult]) -> str:
     for r in results:
         if r.reason:
             lines.append(f"{r.gate} {r.kernel}: {r.status.value}: {r.reason}")
+        if r.measured:
+            counts = ", ".join(f"{k}={v}" for k, v in r.measured.items())
+            lines.append(f"{r.gate} {r.kernel}: measured: {counts}")
         for o in r.first_offenders[:4]:
             where = (
                 o.input_hex if o.input_hex.startswith("out[") else f"word {o.index} x={o.input_hex}"
@@ -131,6 +142,8 @@ def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
     kernels: list[Any] = list(
         (BUILTIN_MATMUL_KERNELS if name in MATMUL_GATES else BUILTIN_KERNELS).values()
     )
+    if name in CUDA_GATES:  # fp8lab's CUDA kernel is the upstream quant: compare like with like
+        kernels = [BUILTIN_KERNELS[CUDA_GATE_CPU_KERNEL]]
     return [GATES[name](k, **options) for k in kernels]
 
 

@@ -1,12 +1,16 @@
-"""Gates as records: G1 (bitwise static quant), G2 (CPU vs CUDA, pending), G3 (GEMM).
+"""Gates as records: G1 (static quant), G2 and G2h (CPU vs CUDA), G3 (GEMM).
 
-G1 and G2 take a quant kernel; the gates in ``MATMUL_GATES`` take a matmul kernel.
+G2 runs fp8lab's CUDA source on a device, G2h the same source built for the host.
+G1, G2 and G2h take a quant kernel; the gates in ``MATMUL_GATES`` take a matmul
+kernel. G2 and G2h compare a CPU kernel with fp8lab's CUDA upstream quant, so
+their built-in CPU kernel is the ``upstream`` port (``CUDA_GATE_CPU_KERNEL``).
 """
 
 from collections.abc import Callable
 
 from fp8lab.gates.g1 import G1_INPUT_DTYPES, G1_SCALES, run_g1
 from fp8lab.gates.g2 import run_g2
+from fp8lab.gates.g2h import run_g2h
 from fp8lab.gates.g3 import G3CaseStats, G3Report, run_g3, run_g3_report
 from fp8lab.gates.records import (
     EXIT_CODES,
@@ -17,10 +21,19 @@ from fp8lab.gates.records import (
     exit_code,
 )
 
-GATES: dict[str, Callable[..., GateResult]] = {"G1": run_g1, "G2": run_g2, "G3": run_g3}
+GATES: dict[str, Callable[..., GateResult]] = {
+    "G1": run_g1,
+    "G2": run_g2,
+    "G2h": run_g2h,
+    "G3": run_g3,
+}
 MATMUL_GATES = frozenset({"G3"})
+CUDA_GATES = frozenset({"G2", "G2h"})
+CUDA_GATE_CPU_KERNEL = "upstream"
 
 __all__ = [
+    "CUDA_GATES",
+    "CUDA_GATE_CPU_KERNEL",
     "EXIT_CODES",
     "G1_INPUT_DTYPES",
     "G1_SCALES",
@@ -35,6 +48,7 @@ __all__ = [
     "exit_code",
     "run_g1",
     "run_g2",
+    "run_g2h",
     "run_g3",
     "run_g3_report",
 ]

@@ -1,28 +1,117 @@
-"""Gate G2: CPU quant against the CUDA quant, byte for byte on identical input.
+"""Gate G2: the CPU kernel against fp8lab's CUDA kernel on a device, byte for byte.
 
-It needs a CUDA device and a CUDA backend of the kernel; fp8lab has no CUDA
-backend yet, so G2 is PENDING: owed, never shown as PASS and never skipped.
+Cases (:mod:`fp8lab.gates.cuda_compare`): the CPU kernel (default the
+built-in ``upstream`` port) against the device quant over the G1 population x
+G1 scales x input dtypes, then the device e4m3fn encoder against the scan
+reference over float32 pattern ranges (default all 2^32), compared on the
+device. The encoder is held to the reference on every non-NaN pattern and to
+"some NaN code" on NaN patterns; what NaN patterns became (canonical 0x7F,
+sign kept, not NaN) is measured and recorded, since PTX leaves the NaN sign
+unspecified and the host path drops it (schemes-and-order §5.1).
+
+PASS or FAIL only with a device. Without one the gate is PENDING and the
+reason says what is missing: cupy (the import fails), the driver, or a device
+(none, or one below sm_89). A CUDA compile error on a present device is a FAIL.
 """
 
 from __future__ import annotations
 
-from fp8lab.gates.records import GateResult, GateStatus
+from collections.abc import Callable, Sequence
+
+from fp8lab.cuda.device import CudaDevice, CudaProbe, probe_cuda
+from fp8lab.gates.cuda_compare import ALL_PATTERNS, NanTally, encoder_cases, quant_cases, verdict
+from fp8lab.gates.g1 import G1_INPUT_DTYPES, G1_SCALES
+from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender
+from fp8lab.kernels import BUILTIN_KERNELS
 from fp8lab.kernels.protocol import QuantKernel
+from fp8lab.populations import G1_SEED
 
-__all__ = ["run_g2"]
+__all__ = ["G2_DEVICE_CHUNK", "G2_PATTERNS", "G2_SCOPE", "run_g2"]
+
+G2_PATTERNS: tuple[tuple[int, int], ...] = ALL_PATTERNS
+G2_DEVICE_CHUNK = 1 << 28
+G2_SCOPE = (
+    "proves: on this device, the CPU kernel and fp8lab's CUDA source (device build, inline "
+    "PTX cvt.rn.satfinite.e4m3x2.f32 as cuda_fp8.hpp emits for sm_89+ under SATFINITE) agree "
+    "byte for byte over the G1 population, and the device e4m3fn encoder equals the scan "
+    "reference on every non-NaN pattern examined and gives a NaN code for every NaN pattern "
+    "(the NaN codes it chose are in measured). Does not prove: other devices, drivers or "
+    "compilers, or cuda_fp8.hpp's software path on the device (__NV_NOSAT)."
+)
 
 
-def run_g2(kernel: QuantKernel) -> GateResult:
-    """Report G2 as PENDING with the reason; it examines nothing and claims nothing."""
+def _result(
+    kernel: str, status: GateStatus, reason: str, cases: Sequence[CaseResult] = (), **extra: object
+) -> GateResult:
     return GateResult(
         gate="G2",
-        kernel=kernel.name,
-        status=GateStatus.PENDING,
-        reason="owed: needs a CUDA device and fp8lab's CUDA backend, neither present here",
-        cases=0,
-        assertions=0,
-        assertions_failed=0,
-        words=0,
-        mismatches=0,
-        nan_code_mismatches=0,
+        kernel=kernel,
+        status=status,
+        reason=reason,
+        cases=len(cases),
+        assertions=sum(c.assertions for c in cases),
+        assertions_failed=sum(c.assertions_failed for c in cases),
+        words=sum(c.words for c in cases),
+        mismatches=sum(c.mismatches for c in cases),
+        nan_code_mismatches=sum(c.nan_code_mismatches for c in cases),
+        case_results=tuple(cases),
+        scope=G2_SCOPE,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def run_g2(
+    kernel: QuantKernel | None = None,
+    *,
+    scales: Sequence[float] = G1_SCALES,
+    input_dtypes: Sequence[str] = G1_INPUT_DTYPES,
+    seed: int = G1_SEED,
+    patterns: Sequence[tuple[int, int]] | None = None,
+    max_offenders: int = 8,
+    probe: Callable[[], CudaProbe] = probe_cuda,
+    defines: Sequence[str] = (),
+) -> GateResult:
+    """Run G2: ``kernel`` (default ``upstream``) against the device build.
+
+    Args:
+        kernel: the CPU quant kernel.
+        scales: static scales of the quant cases.
+        input_dtypes: ``"float32"`` and/or ``"bfloat16"``.
+        seed: seed of the G1 population's uniform words.
+        patterns: float32 pattern ranges for the encoder cases (None: :data:`G2_PATTERNS`).
+        max_offenders: how many offending words to keep.
+        probe: finds cupy, the driver and a device (tests substitute it).
+        defines: ``-D`` switches for the device build (meta tests plant defects with them).
+    """
+    cpu = BUILTIN_KERNELS["upstream"] if kernel is None else kernel
+    found = probe()
+    if found.missing is not None:
+        return _result(
+            cpu.name, GateStatus.PENDING, f"owed: missing {found.missing}: {found.reason}"
+        )
+    measured = {"compute_capability": found.compute_capability}
+    try:
+        device = CudaDevice(found.cupy, defines)
+    except Exception as exc:  # noqa: BLE001 - a compile error on a present device is a FAIL
+        text = " ".join(str(exc).split())[:300]
+        return _result(cpu.name, GateStatus.FAIL, f"CUDA compile error: {text}", measured=measured)
+    offenders: list[Offender] = []
+    tally = NanTally()
+    quant = quant_cases(cpu, device, scales, input_dtypes, seed, offenders, max_offenders)
+    ranges = G2_PATTERNS if patterns is None else tuple(patterns)
+    enc = encoder_cases(
+        device, "e4m3fn", ranges, "nan-code", offenders, max_offenders, tally, G2_DEVICE_CHUNK
+    )
+    status, reason = verdict(quant, enc)
+    return _result(
+        cpu.name,
+        status,
+        reason,
+        [*quant, *enc],
+        mismatches_by_class={
+            "quant": sum(c.mismatches for c in quant),
+            "encoder": sum(c.mismatches for c in enc),
+        },
+        first_offenders=tuple(offenders),
+        measured=measured | tally.to_dict(),
     )

@@ -57,6 +57,9 @@ class GateResult:
 
     ``nan_policy`` is the fixed name of the NaN policy the gate held the
     kernel to (``fp8lab.kernels.nan_policy``); None for a gate that checks none.
+    ``scope`` says what a PASS proves and what it does not (G2, G2h);
+    ``measured`` holds named counts a gate measures beside its verdict (G2,
+    G2h: what NaN patterns became, the device's compute capability).
     """
 
     gate: str
@@ -73,6 +76,8 @@ class GateResult:
     first_offenders: tuple[Offender, ...] = ()
     case_results: tuple[CaseResult, ...] = ()
     nan_policy: str | None = None
+    scope: str = ""
+    measured: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; the status is its string value."""

@@ -5,7 +5,13 @@ G3's GEMM models are here too: ``gemm_accumulators`` and ``gemm_model``.
 
 from fp8lab.refs.gemm_model import model_output_bits
 from fp8lab.refs.ml_dtypes_oracle import ML_DTYPES_KEEPS_NAN_SIGN, ml_dtypes_encode
-from fp8lab.refs.scan import ScanPolicy, scan_encode, scan_pattern_range, scan_scalar
+from fp8lab.refs.scan import (
+    ScanPolicy,
+    scan_encode,
+    scan_pattern_range,
+    scan_pattern_runs,
+    scan_scalar,
+)
 from fp8lab.refs.static_quant import reference_quant_static
 
 __all__ = [
@@ -16,5 +22,6 @@ __all__ = [
     "reference_quant_static",
     "scan_encode",
     "scan_pattern_range",
+    "scan_pattern_runs",
     "scan_scalar",
 ]

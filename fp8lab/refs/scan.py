@@ -32,7 +32,7 @@ import numpy.typing as npt
 
 from fp8lab.formats import FormatSpec
 
-__all__ = ["ScanPolicy", "scan_encode", "scan_pattern_range", "scan_scalar"]
+__all__ = ["ScanPolicy", "scan_encode", "scan_pattern_range", "scan_pattern_runs", "scan_scalar"]
 
 
 @dataclass(frozen=True)
@@ -169,6 +169,18 @@ def _pattern_runs(
         firsts += [base + inf_pattern, base + nan_pattern]
         codes += [_beyond_max_code(fmt, negative, policy), _nan_code(fmt, negative, policy)]
     return np.array(firsts, np.int64), np.array(codes, np.uint8)
+
+
+def scan_pattern_runs(
+    fmt: FormatSpec, policy: ScanPolicy
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint8]]:
+    """The reference as runs: the first float32 pattern of each run (ascending) and its code.
+
+    Pattern p's code is ``codes[searchsorted(firsts, p, side="right") - 1]``;
+    an array module other than numpy (cupy) can expand it on its own device.
+    """
+    firsts, codes = _pattern_runs(fmt, policy)
+    return firsts.copy(), codes.copy()
 
 
 def scan_pattern_range(

@@ -117,7 +117,7 @@ def test_registry() -> None:
 
 
 def test_cli_g3_with_a_callable_all_gates_and_json(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "g3.json"
     spec = "fp8lab.gemm:matmul_vllm_cpp"
@@ -126,7 +126,9 @@ def test_cli_g3_with_a_callable_all_gates_and_json(
     assert rows[0]["gate"] == "G3" and rows[0]["words"] == 13984 + 240
     assert main(["gates", "--gate", "G3"]) == 0
     assert capsys.readouterr().out.count("PASS") >= 2
-    assert main(["gates", "--gate", "all"]) == 3  # G2 is owed
+    # G2 is owed; G2h checks one small pattern range here (tests/gates/test_g2h.py has the rest)
+    monkeypatch.setattr("fp8lab.gates.g2h.G2H_PATTERNS", ((0x43E0_0000, 0x43E0_1000),))
+    assert main(["gates", "--gate", "all"]) == 3
     out = capsys.readouterr().out
     assert "G1" in out and "PENDING" in out and "G3    vllm_cpp" in out
     # a quant callable has the wrong signature for G3: a FAIL, not a crash

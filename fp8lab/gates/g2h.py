@@ -1,0 +1,118 @@
+"""Gate G2h: the CPU kernel against fp8lab's CUDA source compiled for the host, byte for byte.
+
+It runs everywhere (CI included): the CUDA C source of :mod:`fp8lab.cuda` is
+built by g++ against the CUDA headers from PyPI (``cuda-host``). Cases: the
+CPU kernel (default the built-in ``upstream`` port) against the cuda-host
+quant over the G1 population x G1 scales x input dtypes, then the cuda-host
+e4m3fn encoder against the scan reference over float32 pattern ranges
+(default all 2^32), NaN codes exact (:mod:`fp8lab.gates.cuda_compare`).
+
+What it proves and what it does not is :data:`G2H_SCOPE`, carried in the
+record (schemes-and-order §5.1). Without g++ or the headers it is PENDING
+with the reason; a compile error is a FAIL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fp8lab.cuda.host_build import CudaHostBuildError
+from fp8lab.cuda.host_kernel import cuda_host_encoder, cuda_host_kernel
+from fp8lab.gates.cuda_compare import ALL_PATTERNS, NanTally, encoder_cases, quant_cases, verdict
+from fp8lab.gates.g1 import G1_INPUT_DTYPES, G1_SCALES
+from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender
+from fp8lab.kernels import BUILTIN_KERNELS
+from fp8lab.kernels.protocol import QuantKernel
+from fp8lab.populations import G1_SEED
+
+__all__ = ["G2H_BOUNDARY_PATTERNS", "G2H_PATTERNS", "G2H_SCOPE", "run_g2h"]
+
+G2H_PATTERNS: tuple[tuple[int, int], ...] = ALL_PATTERNS
+# A quick sample (2^24 + 2^23 patterns of each sign): around 1.0, the subnormals
+# and the 2^-10 underflow tie, the 448/464 top, and inf into the NaNs.
+G2H_BOUNDARY_PATTERNS: tuple[tuple[int, int], ...] = tuple(
+    (sign | lo, sign | hi)
+    for sign in (0, 0x8000_0000)
+    for lo, hi in (
+        (0x3F00_0000, 0x3F80_0000 + (1 << 20)),
+        (0x3A00_0000, 0x3C90_0000),
+        (0x43D0_0000, 0x43F0_0000),
+        (0x7F7F_0000, 0x7F81_0000),
+    )
+)
+G2H_SCOPE = (
+    "proves: the CPU kernel and fp8lab's CUDA C source agree byte for byte when the source "
+    "is compiled for the host, where __nv_cvt_float_to_fp8 takes cuda_fp8.hpp's software "
+    "path (a NaN is first canonicalised to +NaN, so -NaN gives 0x7F; then "
+    "__nv_cvt_double_to_fp8), and that this path's e4m3fn encoder equals the scan "
+    "reference on the patterns examined. Does not prove: the sm_89+ device instruction "
+    "cvt.rn.satfinite.e4m3x2.f32 that the device build uses under SATFINITE (gate G2)."
+)
+
+
+def _result(kernel: str, status: GateStatus, reason: str, **fields: object) -> GateResult:
+    cases: Sequence[CaseResult] = fields.pop("case_results", ())  # type: ignore[assignment]
+    return GateResult(
+        gate="G2h",
+        kernel=kernel,
+        status=status,
+        reason=reason,
+        cases=len(cases),
+        assertions=sum(c.assertions for c in cases),
+        assertions_failed=sum(c.assertions_failed for c in cases),
+        words=sum(c.words for c in cases),
+        mismatches=sum(c.mismatches for c in cases),
+        nan_code_mismatches=sum(c.nan_code_mismatches for c in cases),
+        case_results=tuple(cases),
+        scope=G2H_SCOPE,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def run_g2h(
+    kernel: QuantKernel | None = None,
+    *,
+    scales: Sequence[float] = G1_SCALES,
+    input_dtypes: Sequence[str] = G1_INPUT_DTYPES,
+    seed: int = G1_SEED,
+    patterns: Sequence[tuple[int, int]] | None = None,
+    max_offenders: int = 8,
+    defines: Sequence[str] = (),
+) -> GateResult:
+    """Run G2h: ``kernel`` (default ``upstream``) against the cuda-host build.
+
+    Args:
+        kernel: the CPU quant kernel.
+        scales: static scales of the quant cases.
+        input_dtypes: ``"float32"`` and/or ``"bfloat16"``.
+        seed: seed of the G1 population's uniform words.
+        patterns: float32 pattern ranges for the encoder cases (None: :data:`G2H_PATTERNS`).
+        max_offenders: how many offending words to keep.
+        defines: ``-D`` switches for the host build (meta tests plant defects with them).
+    """
+    cpu = BUILTIN_KERNELS["upstream"] if kernel is None else kernel
+    try:
+        cuda = cuda_host_kernel(defines)
+        encoder = cuda_host_encoder(defines)
+    except CudaHostBuildError as exc:
+        status = GateStatus.PENDING if exc.missing else GateStatus.FAIL
+        return _result(cpu.name, status, str(exc))
+    offenders: list[Offender] = []
+    tally = NanTally()
+    quant = quant_cases(cpu, cuda, scales, input_dtypes, seed, offenders, max_offenders)
+    ranges = G2H_PATTERNS if patterns is None else tuple(patterns)
+    enc = encoder_cases(encoder, "e4m3fn", ranges, "exact", offenders, max_offenders, tally)
+    status, reason = verdict(quant, enc)
+    by_kind = {
+        "quant": sum(c.mismatches for c in quant),
+        "encoder": sum(c.mismatches + c.nan_code_mismatches for c in enc),
+    }
+    return _result(
+        cpu.name,
+        status,
+        reason,
+        case_results=[*quant, *enc],
+        mismatches_by_class=by_kind,
+        first_offenders=tuple(offenders),
+        measured=tally.to_dict(),
+    )
