@@ -83,6 +83,8 @@ def open_cluster(scheduler: str | None = None, local: int | None = None) -> Iter
                     processes=True,
                     host="127.0.0.1",
                     dashboard_address=None,
+                    # no dashboard; its bare HTTP server on a free loopback port
+                    scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
                 )
             )
             client = stack.enter_context(distributed.Client(cluster))
