@@ -20,9 +20,10 @@ import dask
 
 from fp8lab.cli.main import main
 from fp8lab.cluster import Cluster, open_cluster
-from fp8lab.detect import brute_force
+from fp8lab.detect import brute_force, log_scales, sweep
 from fp8lab.exhaustive import KERNEL_ERROR, run_exhaustive
 from fp8lab.progress import Progress
+from fp8lab.proofs import PROOF_PLAN, run_plan
 
 # Fields that say where and how fast a record was built, not what it proves.
 ENGINE_FIELDS = ("wall_seconds", "workers", "engine")
@@ -151,3 +152,29 @@ def test_cli_dask_local_writes_the_record_local_processes_write(tmp_path: Path) 
     for name in ("wall_seconds", "workers"):
         local.pop(name), remote.pop(name)
     assert remote == local
+
+
+def test_proof_plan_on_dask_gives_the_local_records(cluster: Cluster) -> None:
+    plan = PROOF_PLAN[:2] + PROOF_PLAN[-2:]
+    remote = run_plan(plan, start=0x7F00_0000, stop=0x7F80_0000 + (1 << 16), cluster=cluster)
+    for proof, record in zip(plan, remote, strict=True):
+        local = run_exhaustive(
+            proof.a,
+            proof.b,
+            proof.format,
+            saturate=proof.saturate,
+            nan=proof.nan,
+            start=0x7F00_0000,
+            stop=0x7F80_0000 + (1 << 16),
+            workers=1,
+        )
+        assert _bytes(record) == _bytes(local), proof.slug
+        assert record.engine == "dask-local 2"
+
+
+def test_sweep_on_dask_gives_the_local_record(cluster: Cluster) -> None:
+    scales = log_scales(64, 2.0**-8, 2.0**8)
+    local = sweep(scales, workers=1, batch=16).to_dict()
+    remote = sweep(scales, cluster.executor, batch=16).to_dict()
+    local.pop("wall_seconds"), remote.pop("wall_seconds")
+    assert json.dumps(remote, sort_keys=True) == json.dumps(local, sort_keys=True)
