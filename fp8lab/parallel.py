@@ -4,6 +4,10 @@ Workers die with their parent (``PR_SET_PDEATHSIG`` on Linux) and ignore
 SIGINT: a Ctrl-C or SIGTERM reaches the parent, whose :func:`worker_pool`
 then kills every worker before the exception goes on. Nothing waits for a
 running task once the parent is interrupted.
+
+Any ``concurrent.futures.Executor`` can run the tasks instead, e.g. a dask
+cluster's (:mod:`fp8lab.cluster`). A worker that dies is reported the same way
+on either: :class:`WorkerLostError`.
 """
 
 from __future__ import annotations
@@ -11,17 +15,31 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from fp8lab.proctree import die_with_parent
 from fp8lab.progress import Progress
 
-__all__ = ["default_workers", "run_tasks", "worker_pool"]
+__all__ = ["WorkerLostError", "default_workers", "run_tasks", "worker_pool"]
 
 T = TypeVar("T")
+
+
+class WorkerLostError(RuntimeError):
+    """A worker process died while running a task (local pool or dask, after its retries)."""
+
+
+def _lost_worker(exc: BaseException) -> bool:
+    """True for a dead local worker, or a task dask gave up on after its workers died."""
+    if isinstance(exc, BrokenProcessPool):
+        return True
+    distributed = sys.modules.get("distributed")  # imported only when a dask executor is used
+    return distributed is not None and isinstance(exc, distributed.KilledWorker)
 
 
 def default_workers() -> int:
@@ -82,7 +100,12 @@ def run_tasks(
         tasks: argument tuples.
         workers: processes when no executor is given; 1 runs here, in order.
         executor: run on this executor instead (it is not shut down).
-        report: progress to update after each task.
+        report: progress to update after each task, from whichever worker
+            finishes it, so the count aggregates across all workers.
+
+    Raises:
+        WorkerLostError: if a worker died (a local pool breaks at once; dask
+            reschedules the task and gives up after its allowed failures).
     """
     if executor is None and workers == 1:
         results: list[T] = []
@@ -107,7 +130,12 @@ def _collect(
     futures = [pool.submit(func, *task) for task in tasks]
     try:
         for i, future in enumerate(as_completed(futures)):
-            results.append(future.result())
+            try:
+                results.append(future.result())
+            except Exception as exc:
+                if _lost_worker(exc):
+                    raise WorkerLostError(" ".join(str(exc).split()) or type(exc).__name__) from exc
+                raise
             if report:
                 report.update(i + 1)
     finally:

@@ -8,10 +8,13 @@ NaN codes, and its record names it (``nan_code_exempt_side``).
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from fp8lab.cluster import Cluster
 from fp8lab.evidence import EvidenceRun
 from fp8lab.exhaustive import ALL_PATTERNS, ExhaustiveRecord, default_workers, run_exhaustive
 from fp8lab.formats import FORMATS
@@ -58,6 +61,7 @@ def run_plan(
     start: int = 0,
     stop: int = ALL_PATTERNS,
     progress: bool = False,
+    cluster: Cluster | None = None,
 ) -> list[ExhaustiveRecord]:
     """Run every proof of ``plan`` on the patterns ``[start, stop)``, one process pool for all.
 
@@ -66,9 +70,13 @@ def run_plan(
         start: first bit pattern of every proof.
         stop: one past the last pattern (all 2**32 by default).
         progress: show a progress bar per proof on stderr.
+        cluster: run the chunks on this dask cluster (:mod:`fp8lab.cluster`)
+            instead of a local process pool.
     """
-    workers = default_workers()
-    with worker_pool(workers) as pool:
+    workers = cluster.workers if cluster else default_workers()
+    engine = cluster.engine if cluster else "processes"
+    with ExitStack() as stack:
+        pool: Executor = cluster.executor if cluster else stack.enter_context(worker_pool(workers))
         return [
             run_exhaustive(
                 proof.a,
@@ -80,19 +88,27 @@ def run_plan(
                 stop=stop,
                 workers=workers,
                 executor=pool,
+                engine=engine,
                 progress=Progress if progress else None,
             )
             for proof in plan
         ]
 
 
-def run_proofs(results: Path, *, stop: int = ALL_PATTERNS, quiet: bool = False) -> EvidenceRun:
+def run_proofs(
+    results: Path,
+    *,
+    stop: int = ALL_PATTERNS,
+    quiet: bool = False,
+    cluster: Cluster | None = None,
+) -> EvidenceRun:
     """Run G1 on every built-in kernel, G2 on ``upstream`` and every proof; file one run directory.
 
     Args:
         results: the results root.
         stop: bit patterns examined per proof, from 0 (all 2**32 by default).
         quiet: no progress output.
+        cluster: run the proofs' chunks on this dask cluster; the gates run here.
 
     Returns:
         The finished run (``run.final`` is its directory). With ``stop`` below
@@ -106,7 +122,7 @@ def run_proofs(results: Path, *, stop: int = ALL_PATTERNS, quiet: bool = False) 
         gates = [run_g1(k) for k in BUILTIN_KERNELS.values()]
         gates.append(run_g2(BUILTIN_KERNELS[CUDA_GATE_CPU_KERNEL]))  # CUDA's quant is upstream
         run.write_json("gates.json", [g.to_dict() for g in gates])
-        proofs = run_plan(stop=stop, progress=not quiet)
+        proofs = run_plan(stop=stop, progress=not quiet, cluster=cluster)
         for proof, record in zip(PROOF_PLAN, proofs, strict=True):
             run.write_json(f"exhaustive/{proof.slug}.json", asdict(record))
         run.summary = {

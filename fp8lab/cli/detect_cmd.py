@@ -20,6 +20,9 @@ import numpy.typing as npt
 
 from fp8lab.cli.argtypes import pattern_arg, workers_arg
 from fp8lab.cli.common import CliError, write_json_output
+from fp8lab.cli.engine import add_engine_args, open_engine
+from fp8lab.cluster import Cluster
+from fp8lab.coverage import CoverageError
 from fp8lab.detect import (
     BUILTIN_PAIR_KERNELS,
     KernelError,
@@ -90,6 +93,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--start", type=pattern_arg, default=0, help="first bit pattern")
     p.add_argument("--stop", type=pattern_arg, default=ALL_PATTERNS, help="one past last")
     p.add_argument("--workers", type=workers_arg, default=None, help="brute-force processes")
+    add_engine_args(p)
     p.add_argument(
         "--json", "--out", dest="json", help="write one entry per scale here ('-' for stdout)"
     )
@@ -98,16 +102,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.set_defaults(run=run)
 
 
-def _entry(args: argparse.Namespace, a: str, b: str, scale: float) -> dict[str, Any]:
-    common = {"fmt": args.format, "start": args.start, "stop": args.stop}
-    if args.method is None:
-        args.method = "enumerate" if enumeration_is_complete(a, b) else "brute"
+def _entry(
+    args: argparse.Namespace, a: str, b: str, scale: float, cluster: Cluster | None
+) -> dict[str, Any]:
+    common: dict[str, Any] = {"fmt": args.format, "start": args.start, "stop": args.stop}
     if args.method == "enumerate":
         return enumerate_exposing(scale, a, b, **common).to_dict()
-    progress = None if args.quiet else Progress
+    engine: dict[str, Any] = {
+        "progress": None if args.quiet else Progress,
+        "workers": cluster.workers if cluster else args.workers,
+        "executor": cluster.executor if cluster else None,
+    }
     if args.method == "brute":
-        return brute_force(scale, a, b, workers=args.workers, progress=progress, **common).to_dict()
-    check = crosscheck(scale, a, b, workers=args.workers, progress=progress, **common)
+        return brute_force(scale, a, b, **common, **engine).to_dict()
+    check = crosscheck(scale, a, b, **common, **engine)
     enum = enumerate_exposing(scale, a, b, **common).to_dict()
     return {
         **enum,
@@ -120,40 +128,52 @@ def _entry(args: argparse.Namespace, a: str, b: str, scale: float) -> dict[str, 
     }
 
 
+def _report(args: argparse.Namespace, a: str, b: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """Print one scale's line (and a warning if it is not proven complete)."""
+    classes: dict[str, int] = {}
+    for c in entry["classes"]:
+        key = f"{c['on_midpoint']}/{c['range']}"
+        classes[key] = classes.get(key, 0) + 1
+    extra = (
+        f" enumerate={entry['enumerate_count']} equal={entry['equal']}" if "equal" in entry else ""
+    )
+    print(
+        f"s={entry['scale']!r} ({entry['scale_hex']}): {entry['count']} exposing "
+        f"[{args.method}, {entry['wall_seconds']} s]{extra} {classes}"
+    )
+    if not entry["complete"]:
+        print(
+            f"fp8lab detect: warning: s={entry['scale']!r}: {args.method} of {a} vs {b} is "
+            "not proven complete (the window argument covers only the built-in "
+            "reciprocal,divide pair); use --method brute for the complete set",
+            file=sys.stderr,
+        )
+    return entry
+
+
 def run(args: argparse.Namespace) -> int:
     """Detect at every scale, print a line each, return the exit status."""
     scales = scales_arg(args.scales)
     a, b = kernel_pair(args.kernels, args.format)
+    if args.method is None:
+        args.method = "enumerate" if enumeration_is_complete(a, b) else "brute"
+    on_cluster = args.scheduler is not None or args.dask_local is not None
+    if on_cluster and args.method == "enumerate":
+        raise CliError("--scheduler and --dask-local run brute force: add --method brute or check")
     entries = []
-    for s in scales:
-        try:
-            entry = _entry(args, a, b, float(s))
-        except KernelFaultError as exc:
-            print(f"fp8lab detect: {KERNEL_ERROR}: {exc.reason}", file=sys.stderr)
-            return KERNEL_ERROR_EXIT
-        except ValueError as exc:
-            raise CliError(str(exc)) from None
-        classes: dict[str, int] = {}
-        for c in entry["classes"]:
-            key = f"{c['on_midpoint']}/{c['range']}"
-            classes[key] = classes.get(key, 0) + 1
-        extra = (
-            f" enumerate={entry['enumerate_count']} equal={entry['equal']}"
-            if "equal" in entry
-            else ""
-        )
-        print(
-            f"s={entry['scale']!r} ({entry['scale_hex']}): {entry['count']} exposing "
-            f"[{args.method}, {entry['wall_seconds']} s]{extra} {classes}"
-        )
-        if not entry["complete"]:
-            print(
-                f"fp8lab detect: warning: s={entry['scale']!r}: {args.method} of {a} vs {b} is "
-                "not proven complete (the window argument covers only the built-in "
-                "reciprocal,divide pair); use --method brute for the complete set",
-                file=sys.stderr,
-            )
-        entries.append(entry)
+    with open_engine(args) as cluster:
+        for s in scales:
+            try:
+                entry = _entry(args, a, b, float(s), cluster)
+            except KernelFaultError as exc:
+                print(f"fp8lab detect: {KERNEL_ERROR}: {exc.reason}", file=sys.stderr)
+                return KERNEL_ERROR_EXIT
+            except CoverageError as exc:
+                print(f"fp8lab detect: FAIL: coverage: {exc}", file=sys.stderr)
+                return EXIT_CODES["fail"]
+            except ValueError as exc:
+                raise CliError(str(exc)) from None
+            entries.append(_report(args, a, b, entry))
     payload: dict[str, Any] = {"kernels": [a, b], "format": args.format, "entries": entries}
     if args.bench:
         payload["benchmark"] = benchmark_enumeration([float(s) for s in scales])

@@ -8,6 +8,7 @@ from dataclasses import asdict
 
 from fp8lab.cli.argtypes import pattern_arg, workers_arg
 from fp8lab.cli.common import CliError, write_json_output
+from fp8lab.cli.engine import add_engine_args, open_engine
 from fp8lab.exhaustive import (
     ALL_PATTERNS,
     BUILTIN_ENCODERS,
@@ -58,6 +59,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument(
         "--workers", type=workers_arg, default=None, help="processes (default: one per core)"
     )
+    add_engine_args(p)
     p.add_argument("--json", "--out", dest="json", help="write the record here ('-' for stdout)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
@@ -66,17 +68,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def run(args: argparse.Namespace) -> int:
     """Run the comparison, print a summary, return the exit status."""
     try:
-        record = run_exhaustive(
-            args.a,
-            args.b,
-            args.format,
-            saturate=args.policy == "sat",
-            nan=args.nan,
-            start=args.start,
-            stop=args.stop,
-            workers=args.workers,
-            progress=None if args.quiet else Progress,
-        )
+        with open_engine(args) as cluster:
+            record = run_exhaustive(
+                args.a,
+                args.b,
+                args.format,
+                saturate=args.policy == "sat",
+                nan=args.nan,
+                start=args.start,
+                stop=args.stop,
+                workers=cluster.workers if cluster else args.workers,
+                executor=cluster.executor if cluster else None,
+                engine=cluster.engine if cluster else "processes",
+                progress=None if args.quiet else Progress,
+            )
     except (EncoderError, ValueError) as exc:
         raise CliError(str(exc)) from None
     if record.status == KERNEL_ERROR:
@@ -89,8 +94,10 @@ def run(args: argparse.Namespace) -> int:
     )
     print(
         f"  examined {record.examined} patterns [{record.start:#x}, {record.stop:#x}) "
-        f"in {record.wall_seconds} s on {record.workers} workers"
+        f"in {record.wall_seconds} s on {record.workers} workers ({record.engine})"
     )
+    if record.coverage_error:
+        print(f"  coverage: {record.coverage_error}")
     print(f"  mismatches {record.mismatches} {record.mismatches_by_class}")
     if record.nan_code_exempt_side:
         print(

@@ -6,6 +6,7 @@ import argparse
 
 from fp8lab.cli.argtypes import nonnegative_int_arg
 from fp8lab.cli.common import CliError, write_json_output
+from fp8lab.cli.engine import add_engine_args, open_engine
 from fp8lab.gates import EXIT_CODES
 from fp8lab.mutants.harness import MutantResult, Verdict
 from fp8lab.mutants.report import mutation_report
@@ -33,6 +34,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument(
         "--threshold", type=nonnegative_int_arg, default=3, help="thin-margin threshold (default 3)"
     )
+    add_engine_args(p)
     p.add_argument("--json", "--out", dest="json", help="write the record here ('-' for stdout)")
     p.set_defaults(run=run)
 
@@ -58,9 +60,15 @@ def run(args: argparse.Namespace) -> int:
     gates = tuple(g.strip() for g in args.gates.split(",") if g.strip())
     catalogue = args.catalogue or not args.source
     try:
-        report = mutation_report(
-            gates, catalogue=catalogue, source=args.source, threshold=args.threshold
-        )
+        with open_engine(args) as cluster:
+            report = mutation_report(
+                gates,
+                catalogue=catalogue,
+                source=args.source,
+                threshold=args.threshold,
+                executor=cluster.executor if cluster else None,
+                workers=cluster.workers if cluster else None,
+            )
     except ValueError as exc:
         raise CliError(str(exc)) from None
     if report.catalogue:

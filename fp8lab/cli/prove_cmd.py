@@ -7,6 +7,7 @@ from pathlib import Path
 
 from fp8lab.cli.argtypes import check_writable_dir, stop_arg
 from fp8lab.cli.common import CliError
+from fp8lab.cli.engine import add_engine_args, open_engine
 from fp8lab.evidence.index import write_index
 from fp8lab.exhaustive import ALL_PATTERNS
 from fp8lab.gates import EXIT_CODES
@@ -32,6 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         default=ALL_PATTERNS,
         help="examine patterns [0, STOP) only, for a quick run",
     )
+    add_engine_args(p)
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(run=run)
 
@@ -43,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(reason)
     results = Path(args.results)
     try:
-        done = run_proofs(results, stop=args.stop, quiet=args.quiet)
+        with open_engine(args) as cluster:
+            done = run_proofs(results, stop=args.stop, quiet=args.quiet, cluster=cluster)
     except RuntimeError as exc:
         print(f"prove: FAILED: {exc}; filed under {results / 'failed'}")
         return EXIT_CODES["fail"]

@@ -9,6 +9,7 @@ from typing import Any
 from fp8lab.cli.argtypes import positive_float_arg, positive_int_arg, workers_arg
 from fp8lab.cli.common import CliError, write_json_output
 from fp8lab.cli.detect_cmd import scales_arg
+from fp8lab.cli.engine import add_engine_args, open_engine
 from fp8lab.detect import bf16_exposing, describe_sweep, log_scales, seed_scores, sweep
 from fp8lab.formats import FORMATS
 from fp8lab.gates import EXIT_CODES
@@ -38,6 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument(
         "--workers", type=workers_arg, default=None, help="processes (default: one per core)"
     )
+    add_engine_args(p)
     p.add_argument(
         "--json",
         "--out",
@@ -55,7 +57,9 @@ def run(args: argparse.Namespace) -> int:
             if args.scales is not None
             else log_scales(args.n, args.lo, args.hi)
         )
-        record = sweep(scales, fmt=args.format, workers=args.workers)
+        with open_engine(args) as cluster:
+            executor = cluster.executor if cluster else None
+            record = sweep(scales, executor, fmt=args.format, workers=args.workers)
     except (ValueError, TypeError) as exc:
         raise CliError(str(exc)) from None
     facts = describe_sweep(record)

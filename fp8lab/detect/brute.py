@@ -3,6 +3,9 @@
 Chunks of bit patterns run in separate processes, which resolve the kernels by
 name (:func:`fp8lab.detect.kernels.resolve_kernel`), so ``MODULE:FUNC`` kernels
 work when the module is importable there. A QuantKernel object is pickled.
+Chunks are pure functions of (kernels, format, scale, range), so any executor
+may run them, a dask cluster's included (:mod:`fp8lab.cluster`); each result
+names its range, and the record's ``covered`` is proven from them.
 """
 
 from __future__ import annotations
@@ -10,11 +13,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
-from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 import numpy.typing as npt
 
+from fp8lab.coverage import covered_ranges
 from fp8lab.detect.kernels import kernel_name, quantize_codes, resolve_kernel
 from fp8lab.detect.midpoints import midpoint_table
 from fp8lab.detect.records import ExposureRecord, classify_inputs
@@ -22,7 +25,7 @@ from fp8lab.exhaustive import ALL_PATTERNS
 from fp8lab.formats import get_format
 from fp8lab.guard import KernelFaultError
 from fp8lab.kernels import QuantKernel, validate_scale
-from fp8lab.parallel import default_workers, run_tasks
+from fp8lab.parallel import WorkerLostError, default_workers, run_tasks
 from fp8lab.progress import Progress
 
 __all__ = ["DEFAULT_CHUNK", "brute_force", "exposing_in_chunk"]
@@ -47,6 +50,13 @@ def exposing_in_chunk(
     differ = quantize_codes(ka, x, s) != quantize_codes(kb, x, s)
     out: npt.NDArray[np.uint32] = bits[differ]
     return out
+
+
+def _chunk(
+    a: Kernel, b: Kernel, fmt: str, scale: float, start: int, stop: int
+) -> tuple[int, int, npt.NDArray[np.uint32]]:
+    """``(start, stop, exposing)``: the chunk names the range it examined."""
+    return start, stop, exposing_in_chunk(a, b, fmt, scale, start, stop)
 
 
 def brute_force(
@@ -83,6 +93,7 @@ def brute_force(
         KernelError: for an unresolvable kernel (checked before any work).
         KernelFaultError: if a kernel raised, exited or returned no uint8 codes of
             x's shape, or a worker process died.
+        CoverageError: if the chunks that came back do not tile the range exactly once.
     """
     s = validate_scale(scale)
     if not 0 <= start < stop <= ALL_PATTERNS:
@@ -98,13 +109,13 @@ def brute_force(
     )
     t0 = time.monotonic()
     try:
-        found = run_tasks(
-            exposing_in_chunk, tasks, workers=workers, executor=executor, report=report
-        )
-    except BrokenProcessPool as exc:
+        done = run_tasks(_chunk, tasks, workers=workers, executor=executor, report=report)
+    except WorkerLostError as exc:
         raise KernelFaultError(
             f"a worker process died while running {names[0]!r} vs {names[1]!r} ({exc})"
         ) from None
+    covered = covered_ranges(((lo, hi) for lo, hi, _ in done), start, stop)
+    found = [bits for _, _, bits in done]
     bits = np.sort(np.concatenate(found)) if found else np.zeros(0, np.uint32)
     return ExposureRecord(
         method="brute",
@@ -115,10 +126,11 @@ def brute_force(
         scale_hex=float(s).hex(),
         start=start,
         stop=stop,
-        examined=stop - start,
+        examined=sum(hi - lo for lo, hi, _ in done),
         count=int(bits.size),
         inputs=tuple(f"0x{int(v):08x}" for v in bits),
         classes=classify_inputs(bits, s, midpoint_table(spec.name)),
         wall_seconds=round(time.monotonic() - t0, 3),
         complete=True,
+        covered=covered,
     )

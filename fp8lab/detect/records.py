@@ -53,6 +53,8 @@ class ExposureRecord:
         complete: True when ``inputs`` is proven to hold every exposing input in
             ``[start, stop)``: brute force always; enumeration only for the
             built-in reciprocal / divide pair (:mod:`fp8lab.detect.windows`).
+        covered: brute force only: the pattern ranges its returned chunks
+            examined, merged (:func:`fp8lab.coverage.covered_ranges`).
     """
 
     method: str
@@ -69,6 +71,7 @@ class ExposureRecord:
     classes: tuple[ExposedInput, ...]
     wall_seconds: float
     complete: bool
+    covered: list[list[str]] | None = None
 
     def by_class(self) -> dict[str, int]:
         """Counts per ``on_midpoint/range`` class."""

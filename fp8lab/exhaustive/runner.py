@@ -9,6 +9,12 @@ Outcomes: ``PASS`` (every pattern examined, no mismatch, every NaN code the
 one its side is held to), ``FAIL``, or ``kernel-error`` (an encoder raised,
 exited, returned something that is not uint8 codes of the input's shape, or a
 worker process died); the record's ``fault`` says which and how.
+
+Coverage is proven from the chunks that came back (:mod:`fp8lab.coverage`):
+``covered`` lists them merged, and a gap or overlap is a FAIL naming it. The
+chunks are pure functions of (encoders, format, policy, range), so they may run
+on any executor, a dask cluster's included (:mod:`fp8lab.cluster`): the record
+is the same except ``wall_seconds``, ``workers`` and ``engine``.
 """
 
 from __future__ import annotations
@@ -17,13 +23,13 @@ import json
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 
+from fp8lab.coverage import CoverageError, covered_ranges
 from fp8lab.exhaustive.chunks import DEFAULT_CHUNK, compare_chunk, exempt_sides, merge_chunks
 from fp8lab.exhaustive.encoders import resolve_encoder
 from fp8lab.formats import get_format
-from fp8lab.parallel import default_workers, run_tasks
+from fp8lab.parallel import WorkerLostError, default_workers, run_tasks
 from fp8lab.progress import Progress
 
 __all__ = [
@@ -49,6 +55,9 @@ class ExhaustiveRecord:
     counts patterns where a side's NaN code is not the one of the policy it is
     held to: the requested one, or, for ``nan_code_exempt_side``, its fixed
     ``nan_code_exempt_policy``. ``fault`` is set when ``status`` is ``kernel-error``.
+    ``covered`` lists the pattern ranges the returned chunks examined, merged;
+    ``coverage_error`` says why they do not tile ``[start, stop)`` exactly once
+    (then ``status`` is FAIL). ``engine`` says where the chunks ran.
     """
 
     a: str
@@ -72,6 +81,9 @@ class ExhaustiveRecord:
     nan_code_exempt_side: str | None = None
     nan_code_exempt_policy: str | None = None
     fault: str = ""
+    covered: list[list[str]] = field(default_factory=list)
+    coverage_error: str = ""
+    engine: str = "processes"
 
     def to_json(self) -> str:
         """Stable, indented JSON."""
@@ -91,6 +103,7 @@ def run_exhaustive(
     workers: int | None = None,
     executor: Executor | None = None,
     progress: Callable[[str, int], Progress] | None = None,
+    engine: str = "processes",
 ) -> ExhaustiveRecord:
     """Compare encoders ``a`` and ``b`` on every float32 pattern in ``[start, stop)``.
 
@@ -106,6 +119,7 @@ def run_exhaustive(
         workers: processes; default one per core; 1 runs in this process.
         executor: run the chunks here instead (any concurrent.futures Executor).
         progress: factory ``(label, total) -> Progress``; None is silent.
+        engine: what ``executor`` is, for the record (``processes``, ``dask ...``).
 
     Raises:
         EncoderError: if an encoder cannot be resolved (checked before any work).
@@ -126,20 +140,32 @@ def run_exhaustive(
     t0 = time.monotonic()
     args = [(a, b, spec.name, saturate, nan, lo, hi) for lo, hi in bounds]
     try:
-        merged = merge_chunks(
-            run_tasks(compare_chunk, args, workers=workers, executor=executor, report=report)
-        )
-    except BrokenProcessPool as exc:
-        merged = merge_chunks([])
+        results = run_tasks(compare_chunk, args, workers=workers, executor=executor, report=report)
+    except WorkerLostError as exc:
+        results = []
         fault = f"a worker process died while running {a!r} vs {b!r} ({exc})"
     else:
-        fault = merged.fault
+        fault = ""
+    merged = merge_chunks(results)
+    fault = fault or merged.fault
+    covered: list[list[str]] = []
+    coverage_error = ""
+    if not fault:
+        try:
+            ran = ((r.start, r.start + r.examined) for r in results)
+            covered = covered_ranges(ran, start, stop)
+        except CoverageError as exc:
+            coverage_error = str(exc)
     by_class = dict(merged.by_class)
     nan_codes = by_class.pop("nan_code")
     mismatches = sum(by_class.values())
     if fault:
         status = KERNEL_ERROR
-    elif merged.examined == stop - start > 0 and mismatches == merged.nan_code_unexplained == 0:
+    elif (
+        not coverage_error
+        and merged.examined == stop - start > 0
+        and mismatches == merged.nan_code_unexplained == 0
+    ):
         status = "PASS"
     else:
         status = "FAIL"
@@ -157,7 +183,7 @@ def run_exhaustive(
         mismatches_by_class=by_class,
         examples=merged.examples,
         policy_notes=notes,
-        chunks=len(bounds),
+        chunks=len(results),
         workers=workers,
         wall_seconds=round(time.monotonic() - t0, 3),
         status=status,
@@ -165,4 +191,7 @@ def run_exhaustive(
         nan_code_exempt_side=", ".join(name for name, _ in exempt) or None,
         nan_code_exempt_policy=", ".join(policy for _, policy in exempt) or None,
         fault=fault,
+        covered=covered,
+        coverage_error=coverage_error,
+        engine=engine,
     )

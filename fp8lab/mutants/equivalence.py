@@ -273,13 +273,17 @@ def recheck_equivalents(
     *,
     exhaustive: bool = True,
     workers: int | None = None,
+    executor: Executor | None = None,
 ) -> dict[str, Recheck]:
     """Re-check every justified entry; the sweeps of all entries share chunks.
 
     Args:
         entries: justified equivalents by key.
         exhaustive: sweep every pattern after the probes (False: probes only).
-        workers: processes for the sweep (default one per core; 1 runs here).
+        workers: processes for the sweep (default one per core; 1 runs here),
+            or the workers of ``executor``.
+        executor: run the sweep's chunks here (e.g. a dask cluster's,
+            :mod:`fp8lab.cluster`) instead of a local process pool.
     """
     done: dict[str, Recheck] = {}
     plans: dict[str, list[_Target]] = {}
@@ -299,7 +303,7 @@ def recheck_equivalents(
                 found[t] = miss
                 break
     if exhaustive:
-        _sweep_all(plans, found, examined, workers or default_workers())
+        _sweep_all(plans, found, examined, workers or default_workers(), executor)
     for key, targets in plans.items():
         misses = [found[t] for t in targets if t in found]
         done[key] = Recheck(
@@ -313,12 +317,15 @@ def _sweep_all(
     found: dict[_Target, str],
     examined: dict[str, int],
     workers: int,
+    executor: Executor | None = None,
 ) -> None:
     rejected = {t.key for t in found}
     live = [t for targets in plans.values() for t in targets if t.key not in rejected]
     with ExitStack() as stack:
         # worker_pool: its workers die with this process and are killed on any exception
-        pool = stack.enter_context(worker_pool(workers)) if live and workers > 1 else None
+        pool = executor
+        if pool is None and live and workers > 1:
+            pool = stack.enter_context(worker_pool(workers))
         for scale in sorted({t.scale for t in live}):
             group = [t for t in live if t.scale == scale]
             rejected = {t.key for t in found}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,12 +128,16 @@ def mutation_report(
     source: bool = False,
     threshold: int = 3,
     exhaustive: bool = True,
+    executor: Executor | None = None,
+    workers: int | None = None,
 ) -> MutationReport:
     """Run the catalogue (with and without G1's special words) and/or the source mutants.
 
     Each justified source survivor is re-checked (:mod:`.equivalence`); one that
     fails its re-check counts as unjustified. ``exhaustive=False`` re-checks on
     the boundary probes only (a screen, recorded as such in ``equivalence_rechecks``).
+    ``executor`` and ``workers`` (its worker count) run the re-check sweeps
+    elsewhere, e.g. on a dask cluster (:mod:`fp8lab.cluster`).
 
     Raises:
         ValueError: if neither part is asked for, or the gates check nothing.
@@ -153,7 +158,11 @@ def mutation_report(
         equivalents = load_equivalents()
         survivors = {r.id for r in found if r.verdict is Verdict.SURVIVED}
         justified = {k: equivalents[k] for k in sorted(survivors & set(equivalents))}
-        rechecks = tuple(recheck_equivalents(justified, exhaustive=exhaustive).values())
+        rechecks = tuple(
+            recheck_equivalents(
+                justified, exhaustive=exhaustive, workers=workers, executor=executor
+            ).values()
+        )
         checked = {r.key: r.examined for r in rechecks if r.equivalent}
         score = source_score(found, {k: equivalents[k] for k in checked})
     return MutationReport(tuple(gates), threshold, after, before, found, checked, score, rechecks)

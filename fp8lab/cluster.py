@@ -1,0 +1,105 @@
+"""A dask.distributed cluster as a ``concurrent.futures.Executor`` (optional extra ``[dask]``).
+
+The sweeps keep one seam, ``Executor`` (:func:`fp8lab.parallel.run_tasks`);
+this module only opens one on a cluster: ``Client(...).get_executor(...)``
+("a concurrent.futures Executor for submitting tasks on this Client",
+distributed/client.py; reference: schemes-and-order.md §7).
+
+- ``scheduler="tcp://HOST:PORT"``: an existing scheduler (``dask scheduler``)
+  with its workers (``dask worker tcp://HOST:PORT``), which must import fp8lab
+  and any ``MODULE:FUNC`` kernel;
+- ``local=N``: a ``LocalCluster`` of N single-threaded worker processes on
+  loopback (127.0.0.1), closed when the block ends.
+
+Tasks are submitted ``pure=True`` (every chunk is a pure function of its
+arguments) with :data:`RETRIES` retries of a task that raised. A worker that
+dies is handled by the scheduler: it reruns the worker's tasks elsewhere and
+gives up on a task after ``distributed.scheduler.allowed-failures`` deaths,
+which :func:`fp8lab.parallel.run_tasks` reports as
+:class:`fp8lab.parallel.WorkerLostError`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from concurrent.futures import Executor
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["RETRIES", "SCHEDULER_PATTERN", "Cluster", "ClusterError", "open_cluster"]
+
+RETRIES = 1
+WAIT_FOR_WORKERS_S = 30.0
+SCHEDULER_PATTERN = re.compile(r"^(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
+
+
+class ClusterError(RuntimeError):
+    """dask is not installed, or the scheduler cannot be reached or has no workers."""
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """An open cluster: its executor, its workers when opened, and a name for records."""
+
+    executor: Executor
+    workers: int
+    engine: str
+
+
+def _import_distributed() -> Any:
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ClusterError(
+            f"dask is not installed ({exc.name}): pip install 'fp8lab[dask]'"
+        ) from None
+    return distributed
+
+
+@contextmanager
+def open_cluster(scheduler: str | None = None, local: int | None = None) -> Iterator[Cluster]:
+    """Connect to ``scheduler`` or start a loopback ``LocalCluster`` of ``local`` workers.
+
+    Args:
+        scheduler: ``tcp://HOST:PORT`` of a running dask scheduler.
+        local: worker processes of a new LocalCluster (exactly one of the two).
+
+    Raises:
+        ClusterError: if dask is missing, the scheduler is unreachable, or no
+            worker joins within 30 s.
+        ValueError: unless exactly one of ``scheduler`` and ``local`` is given.
+    """
+    if (scheduler is None) == (local is None):
+        raise ValueError("give exactly one of scheduler and local")
+    distributed = _import_distributed()
+    with ExitStack() as stack:
+        if local is not None:
+            cluster = stack.enter_context(
+                distributed.LocalCluster(
+                    n_workers=local,
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address=None,
+                    # no dashboard; its bare HTTP server on a free loopback port
+                    scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                )
+            )
+            client = stack.enter_context(distributed.Client(cluster))
+            engine = f"dask-local {local}"
+        else:
+            try:
+                client = stack.enter_context(distributed.Client(scheduler, timeout="10s"))
+            except (OSError, TimeoutError) as exc:
+                raise ClusterError(f"cannot reach the dask scheduler {scheduler}: {exc}") from None
+            engine = f"dask {scheduler}"
+        try:
+            client.wait_for_workers(1, timeout=WAIT_FOR_WORKERS_S)
+        except TimeoutError:
+            raise ClusterError(
+                f"no dask worker joined {engine} within {WAIT_FOR_WORKERS_S:.0f} s"
+            ) from None
+        workers = len(client.scheduler_info(n_workers=-1)["workers"])
+        yield Cluster(client.get_executor(pure=True, retries=RETRIES), workers, engine)
