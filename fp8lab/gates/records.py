@@ -57,6 +57,8 @@ class GateResult:
 
     ``nan_policy`` is the fixed name of the NaN policy the gate held the
     kernel to (``fp8lab.kernels.nan_policy``); None for a gate that checks none.
+    ``details`` holds a gate's own named counts (GF: the chain, the recipe and
+    the standalone-vs-recipe byte difference; README "Fused chains").
     """
 
     gate: str
@@ -73,6 +75,7 @@ class GateResult:
     first_offenders: tuple[Offender, ...] = ()
     case_results: tuple[CaseResult, ...] = ()
     nan_policy: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; the status is its string value."""

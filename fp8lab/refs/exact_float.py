@@ -176,6 +176,8 @@ def exp2_cr(x: float) -> float:
     """RN(2**x) in float32 for a float32 ``x``."""
     if math.isnan(x):
         return math.nan
+    if math.isinf(x):
+        return math.inf if x > 0 else 0.0
     if x == int(x) and -149 <= x <= 127:
         return math.ldexp(1.0, int(x))
     if x >= 128:
