@@ -3,7 +3,7 @@
 Kernel signatures (README "Fused chains"), all arrays bf16 except the codes:
 
 * rmsnorm: ``FUNC(x, residual_or_None, weight, scale, eps) -> (codes, residual_out_or_None)``
-* rmsnorm-gated: ``FUNC(x, residual_or_None, weight, gate, scale, eps) -> (codes, residual_out_or_None)``
+* rmsnorm-gated: ``FUNC(x, residual_or_None, weight, gate, scale, eps)``, returning as rmsnorm
 * silu-mul: ``FUNC(x_gate_up, scale) -> codes`` (gate is the first half of the last axis)
 
 Per case (a scale, and for rmsnorm with and without a residual) GF asserts:
