@@ -57,7 +57,8 @@ class ChainCase:
 def e4m3_midpoints() -> npt.NDArray[np.float64]:
     """The positive midpoints between consecutive finite e4m3fn values (ml_dtypes decode)."""
     vals = np.arange(0x00, 0x7F, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float64)
-    return (vals[:-1] + vals[1:]) / 2
+    mids: npt.NDArray[np.float64] = (vals[:-1] + vals[1:]) / 2
+    return mids
 
 
 def _bf(a: Any) -> npt.NDArray[Any]:
@@ -66,7 +67,8 @@ def _bf(a: Any) -> npt.NDArray[Any]:
 
 def _ulp_bf16(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     e = np.floor(np.log2(np.abs(x)))
-    return np.exp2(e - 7).astype(np.float32)
+    ulp: npt.NDArray[np.float32] = np.exp2(e - 7).astype(np.float32)
+    return ulp
 
 
 def _realistic(rng: np.random.Generator, rows: int, h: int) -> npt.NDArray[np.float32]:
@@ -97,9 +99,9 @@ def _rms_rows(rng: np.random.Generator, h: int) -> tuple[np.ndarray, np.ndarray,
     add("huge", rng.standard_normal(h) * 2.0**62, rng.standard_normal(h) * 2.0**60)
     add("zero", np.zeros(h), np.zeros(h))
     for special in (np.nan, np.inf, -np.inf):
-        x = rng.standard_normal(h)
-        x[rng.integers(h)] = special
-        add("nonfinite", x, rng.standard_normal(h))
+        row = rng.standard_normal(h)
+        row[rng.integers(h)] = special
+        add("nonfinite", row, rng.standard_normal(h))
     real = _realistic(rng, 12, h)
     real_r = _realistic(rng, 12, h)
     for i in range(12):
