@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from fp8lab.chains.recipe import Chain, Step
 
-__all__ = ["RECIPES", "STANDALONE", "recipe_names"]
+__all__ = ["RECIPES", "STANDALONE", "recipe_names", "standalone_for"]
 
 _F32 = ("f32",)
 _F32_BF16 = ("f32", "bf16")
@@ -184,3 +184,15 @@ STANDALONE = {
 def recipe_names(chain: str) -> list[str]:
     """The recipe names of one chain kind, in catalogue order."""
     return [n for n, c in RECIPES.items() if c.chain == chain]
+
+
+def standalone_for(recipe: str) -> str:
+    """The vllm.cpp standalone-sequence recipe that ``recipe`` is compared with.
+
+    A Gemma-weighted rmsnorm recipe is compared with the Gemma standalone one.
+    """
+    chain = RECIPES[recipe]
+    weight = chain.step("weight")
+    if chain.chain == "rmsnorm" and weight is not None and weight.gemma:
+        return "vllm-cpp-standalone-gemma-rmsnorm-fp8"
+    return STANDALONE[chain.chain]

@@ -5,13 +5,23 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from fp8lab.chains.catalogue import RECIPES
+from fp8lab.chains.ports import PORTS
 from fp8lab.cli.common import CliError, load_kernel, load_matmul_kernel, write_json_output
 from fp8lab.cli.gate_child import run_foreign_gate
-from fp8lab.gates import GATES, MATMUL_GATES, GateResult, exit_code
-from fp8lab.gemm import BUILTIN_MATMUL_KERNELS, MatmulKernel
-from fp8lab.kernels import BUILTIN_KERNELS, NAN_POLICIES, QuantKernel
+from fp8lab.gates import CHAIN_GATES, GATES, GF_CHAINS, MATMUL_GATES, GateResult, exit_code
+from fp8lab.gemm import BUILTIN_MATMUL_KERNELS
+from fp8lab.importing import ImportSpecError, import_attribute
+from fp8lab.kernels import BUILTIN_KERNELS, NAN_POLICIES
 
-__all__ = ["add_parser", "format_table", "load_foreign_kernel", "load_matmul_kernel", "run"]
+__all__ = [
+    "add_parser",
+    "format_table",
+    "load_chain_kernel",
+    "load_foreign_kernel",
+    "load_matmul_kernel",
+    "run",
+]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -38,7 +48,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="your kernel (default: each gate's built-in kernels). For G1/G2 a QuantKernel "
         "object (name, quantize) or FUNC(x, scale) -> uint8 codes; for G3 a MatmulKernel "
         "object (name, matmul, optional spec) or FUNC(a_codes, b_codes, s_in, s_w, "
-        "out_dtype) -> [M,N] float32 or bfloat16, checked against vllm.cpp's model",
+        "out_dtype) -> [M,N] float32 or bfloat16, checked against vllm.cpp's model; for GF "
+        "a function with the --chain signature (README, Fused chains), optionally with a "
+        "trace method for the prefix checks",
+    )
+    p.add_argument(
+        "--chain",
+        choices=GF_CHAINS,
+        help="GF: the fused chain your kernel computes (rmsnorm, rmsnorm-gated, silu-mul); "
+        "default with no --kernel: every built-in port",
+    )
+    p.add_argument(
+        "--recipe",
+        metavar="NAME",
+        help="GF: the recipe your kernel declares, e.g. vllm-cuda-fused-add-rmsnorm-static-fp8 "
+        "(the list: README, Fused chains)",
     )
     p.add_argument(
         "--nan-policy",
@@ -85,6 +109,13 @@ def format_table(results: list[GateResult]) -> str:
     for r in results:
         if r.reason:
             lines.append(f"{r.gate} {r.kernel}: {r.status.value}: {r.reason}")
+        if r.details.get("recipe"):
+            d = r.details
+            lines.append(
+                f"{r.gate} {r.kernel}: recipe {d['recipe']}: {d['standalone_bytes_differ']} bytes "
+                f"differ from the standalone sequence {d['standalone_recipe']}; prefix steps "
+                f"checked: {', '.join(d['prefix_steps_checked']) or 'none (no trace)'}"
+            )
         for o in r.first_offenders[:4]:
             where = (
                 o.input_hex if o.input_hex.startswith("out[") else f"word {o.index} x={o.input_hex}"
@@ -93,16 +124,52 @@ def format_table(results: list[GateResult]) -> str:
     return "\n".join(lines)
 
 
-def load_foreign_kernel(
-    gate: str, spec: str, nan_policy: str | None = None
-) -> QuantKernel | MatmulKernel:
-    """The user's kernel for ``gate``: a matmul kernel for MATMUL_GATES, else a quant kernel."""
+def load_chain_kernel(spec: str) -> Any:
+    """A fused-chain kernel: any callable ``MODULE:OBJ``.
+
+    Raises:
+        CliError: if the import fails or the object is not callable.
+    """
+    try:
+        target = import_attribute(spec)
+    except ImportSpecError as exc:
+        raise CliError(f"--kernel: {exc}") from None
+    if not callable(target):
+        raise CliError(f"--kernel: {spec!r} is a {type(target).__name__}, not callable")
+    return target
+
+
+def load_foreign_kernel(gate: str, spec: str, nan_policy: str | None = None) -> Any:
+    """The user's kernel for ``gate``: matmul, chain (CHAIN_GATES) or quant kernel."""
     if gate in MATMUL_GATES:
         return load_matmul_kernel(spec)
+    if gate in CHAIN_GATES:
+        return load_chain_kernel(spec)
     return load_kernel(spec, nan_policy)
 
 
+def _chain_options(args: argparse.Namespace) -> list[dict[str, str]]:
+    """GF's (chain, recipe) pairs: the one named, or every built-in port that matches."""
+    if args.recipe is not None and args.recipe not in RECIPES:
+        raise CliError(f"unknown --recipe {args.recipe!r}; choose from {', '.join(RECIPES)}")
+    if args.recipe is not None and args.chain and RECIPES[args.recipe].chain != args.chain:
+        raise CliError(f"--recipe {args.recipe} is a {RECIPES[args.recipe].chain} recipe")
+    if args.kernel and (args.chain is None or args.recipe is None):
+        raise CliError("GF with --kernel needs --chain and --recipe (what your kernel declares)")
+    pairs = [
+        {"chain": c.chain, "recipe": n}
+        for n, c in RECIPES.items()
+        if (args.recipe in (None, n)) and (args.chain in (None, c.chain))
+    ]
+    return pairs
+
+
 def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
+    if name in CHAIN_GATES:
+        pairs = _chain_options(args)
+        if args.kernel:
+            return [r for o in pairs for r in run_foreign_gate(name, args.kernel, o)]
+        return [GATES[name](PORTS[o["recipe"]], **o) for o in pairs]
     options = {"large": args.large} if name in MATMUL_GATES else {}
     if args.kernel:  # foreign code runs in a child: its exit cannot become ours
         return run_foreign_gate(name, args.kernel, options, args.nan_policy)
@@ -124,8 +191,10 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.nan_policy is not None and not args.kernel:
         raise CliError("--nan-policy states your kernel's policy; give --kernel too")
-    if args.nan_policy is not None and all(g in MATMUL_GATES for g in names):
+    if args.nan_policy is not None and all(g in MATMUL_GATES | CHAIN_GATES for g in names):
         raise CliError("--nan-policy applies to G1 and G2 only")
+    if (args.chain or args.recipe) and not any(g in CHAIN_GATES for g in names):
+        raise CliError("--chain and --recipe apply to GF only")
     results = [r for g in names for r in _run_gate(g, args)]
     print(format_table(results))
     write_json_output(args.json, [r.to_dict() for r in results])

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from fp8lab.chains.catalogue import RECIPES, STANDALONE
+from fp8lab.chains.catalogue import RECIPES, standalone_for
 from fp8lab.chains.populations import CHAIN_SCALES, CHAIN_SEED, ChainCase, chain_population
 from fp8lab.chains.recipe import CHAINS
 from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender
@@ -85,7 +85,7 @@ class _Case:
     def __init__(self, kernel: Any, chain: str, recipe: str, case: ChainCase) -> None:
         self.kernel, self.chain, self.case = kernel, chain, case
         self.want = reference_chain(RECIPES[recipe], case.inputs)
-        other = reference_chain(RECIPES[STANDALONE[chain]], case.inputs)["quant"]
+        other = reference_chain(RECIPES[standalone_for(recipe)], case.inputs)["quant"]
         self.standalone_diff = int((other != self.want["quant"]).sum())
         self.failed_steps: list[str] = []
         self.checked_steps: list[str] = []
@@ -212,7 +212,7 @@ def run_gf(
         details={
             "chain": chain,
             "recipe": recipe,
-            "standalone_recipe": STANDALONE[chain],
+            "standalone_recipe": standalone_for(recipe),
             "standalone_bytes_differ": sum(r.standalone_diff for r in runs),
             "prefix_steps_checked": sorted({s for r in runs for s in r.checked_steps}),
             "first_failing_step": failing,
