@@ -11,7 +11,11 @@ scale and eps, and per-row labels. The row kinds:
   ``m``: after the weight and the scale the value is an e4m3 tie (exactly, for
   a power-of-two scale).
 * ``tiny`` / ``huge`` / ``zero``: squares that underflow, a sum that
-  overflows, an all-zero row.
+  overflows, an all-zero row; ``eps-scale``: a mean square near eps (1e-6),
+  where eps inside or outside the square root matters.
+* ``reduction-order`` (one extra case per scale, ``ORDER_HIDDEN`` columns): a large
+  first element, then elements whose squares are each below half an ulp of the
+  running float32 sum, so a sequential sum drops them and a pairwise one does not.
 * ``nonfinite``: a NaN, a +inf or a -inf in the row.
 * ``realistic``: Student-t (3 degrees of freedom) activations with outlier
   channels 30x larger (the heavy-tailed shape of LLM activations).
@@ -42,6 +46,7 @@ CHAIN_SEED = 20261203
 CHAIN_SCALES = (1.0, 0.0625, 0.13, 0.77)
 CHAIN_EPS = 1e-6
 HIDDEN = 256
+ORDER_HIDDEN = 4096
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
@@ -95,6 +100,8 @@ def _rms_rows(rng: np.random.Generator, h: int) -> tuple[np.ndarray, np.ndarray,
     for _ in range(4):
         add("e4m3-tie", rng.choice([-8.0, 8.0], size=h), np.zeros(h))
     add("tiny", np.full(h, 2.0**-120) * rng.choice([-1, 1], size=h), np.zeros(h))
+    for _ in range(4):
+        add("eps-scale", rng.standard_normal(h) * 1e-3, np.zeros(h))
     add("huge", np.full(h, 2.0**100), np.zeros(h))
     add("huge", rng.standard_normal(h) * 2.0**62, rng.standard_normal(h) * 2.0**60)
     add("zero", np.zeros(h), np.zeros(h))
@@ -166,6 +173,14 @@ def chain_population(
                 ChainCase(f"s={s!r}/residual", {**base, "residual": _bf(r)}, tuple(labels))
             )
             cases.append(ChainCase(f"s={s!r}/none", {**base, "residual": None}, tuple(labels)))
+        order = _bf(_order_rows(rng, 8, ORDER_HIDDEN))
+        gate_o = _bf(_realistic(rng, 8, ORDER_HIDDEN))
+        w_o = _bf(rng.normal(1.0, 0.1, ORDER_HIDDEN))
+        tags = ("reduction-order",) * 8
+        for s in scales:  # normalised values are about 0.01: scale by s / 64
+            base = {"x": order, "weight": w_o, "scale": s / 64, "eps": CHAIN_EPS}
+            extra = {"gate": gate_o} if chain == "rmsnorm-gated" else {"residual": None}
+            cases.append(ChainCase(f"s={s / 64!r}/order", {**base, **extra}, tags))
         return cases
     if chain == "silu-mul":
         for s in scales:
@@ -173,3 +188,11 @@ def chain_population(
             cases.append(ChainCase(f"s={s!r}", {"x_gate_up": _bf(xgu), "scale": s}, tuple(labels)))
         return cases
     raise ValueError(f"unknown chain {chain!r}")
+
+
+def _order_rows(rng: np.random.Generator, rows: int, h: int) -> npt.NDArray[np.float32]:
+    big = 2.0**8
+    x = rng.uniform(0.5, 1.0, size=(rows, h)) * big * 2.0**-13
+    x *= rng.choice([-1, 1], size=(rows, h))
+    x[:, 0] = big
+    return x.astype(np.float32)
