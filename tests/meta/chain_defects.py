@@ -14,7 +14,7 @@ import numpy as np
 from fp8lab.chains.ports import ChainPort, exp_f64, rsqrt_f64, sumsq_sequential
 from fp8lab.kernels.quant_static import quant_static, quant_static_upstream
 
-__all__ = ["DEFECTS", "ordinary_rmsnorm", "ordinary_silu_mul"]
+__all__ = ["DEFECTS", "eps_outside_rmsnorm", "ordinary_rmsnorm", "ordinary_silu_mul"]
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F32 = np.float32
@@ -163,3 +163,10 @@ def ordinary_rmsnorm(x: Arr, residual: Arr, w: Arr, scale: Any, eps: float) -> A
 def ordinary_silu_mul(x: Arr, scale: Any) -> Any:
     """vllm.cpp's silu-mul standalone sequence as a plain function."""
     return _silu()(x, scale, {})
+
+
+def eps_outside_rmsnorm(x: Arr, residual: Arr, w: Arr, scale: Any, eps: float) -> Any:
+    """The eps-outside-sqrt defect as a plain function (no trace), for the CLI tests."""
+    t: dict[str, Arr] = {}
+    codes = _cpp_rms(eps_outside=True)(x, residual, w, scale, eps, t)
+    return codes, t.get("residual_out")
