@@ -38,7 +38,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--gates",
         dest="gate",
         default="G1",
-        help=f"comma-separated gates from {', '.join(GATES)}, or 'all' (default G1)",
+        help=f"comma-separated gates from {', '.join(GATES)}, or 'all' (default G1; with a "
+        "--kernel, 'all' includes GF only when --chain and --recipe are given)",
     )
     p.add_argument(
         "--kernel",
@@ -136,7 +137,21 @@ def load_chain_kernel(spec: str) -> Any:
         raise CliError(f"--kernel: {exc}") from None
     if not callable(target):
         raise CliError(f"--kernel: {spec!r} is a {type(target).__name__}, not callable")
-    return target
+    if getattr(target, "name", None):
+        return target
+    return _SpecNamed(spec, target)
+
+
+class _SpecNamed:
+    """A chain kernel recorded under its ``MODULE:OBJ``, its ``trace`` passed through."""
+
+    def __init__(self, name: str, func: Any) -> None:
+        self.name, self._func = name, func
+        if callable(getattr(func, "trace", None)):
+            self.trace = func.trace
+
+    def __call__(self, *args: Any) -> Any:
+        return self._func(*args)
 
 
 def load_foreign_kernel(gate: str, spec: str, nan_policy: str | None = None) -> Any:
@@ -182,8 +197,9 @@ def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
 def run(args: argparse.Namespace) -> int:
     """Run the selected gates; return the documented exit status."""
     names = [g.strip() for g in args.gate.split(",") if g.strip()]
-    if names == ["all"]:
-        names = list(GATES)
+    if names == ["all"]:  # a --kernel without --chain/--recipe is not a chain kernel
+        chained = not args.kernel or (args.chain and args.recipe)
+        names = [g for g in GATES if chained or g not in CHAIN_GATES]
     unknown = [g for g in names if g not in GATES]
     if unknown or not names:
         raise CliError(
