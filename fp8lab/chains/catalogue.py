@@ -170,6 +170,15 @@ RECIPES: dict[str, Chain] = {
             "terminal; not bit-exact __expf",
             _F32,
         ),
+        _silu(
+            "expf-silu-mul-fp8",
+            _F32,
+            "cr",
+            0x7E,
+            "fast-exp-silu-mul-fp8 with a correctly rounded expf in place of __expf: the twin "
+            "that isolates the exp choice (issue 15 §4)",
+            _F32,
+        ),
     )
 }
 

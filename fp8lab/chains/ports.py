@@ -159,6 +159,14 @@ def _fast_exp_silu_mul(x: Arr, scale: Any, t: Trace) -> Arr:
     return quant_static_upstream(p, scale)
 
 
+def _expf_silu_mul(x: Arr, scale: Any, t: Trace) -> Arr:
+    # the fast-exp chain with expf: silu and the product kept in float32
+    g, up = _split(x)
+    t["silu"] = a = _silu_f32(g)
+    t["mul_up"] = p = (a * up).astype(F32)
+    return quant_static_upstream(p, scale)
+
+
 @dataclass(frozen=True)
 class ChainPort:
     """A port as a GF kernel: call it with GF's signature, or ``trace`` it."""
@@ -194,5 +202,6 @@ PORTS: dict[str, ChainPort] = {
         ChainPort("vllm-cuda-silu-and-mul-quant-fp8", "silu-mul", _cuda_silu_mul),
         ChainPort("vllm-cpp-standalone-silu-mul-fp8", "silu-mul", _cpp_silu_mul),
         ChainPort("fast-exp-silu-mul-fp8", "silu-mul", _fast_exp_silu_mul),
+        ChainPort("expf-silu-mul-fp8", "silu-mul", _expf_silu_mul),
     )
 }
