@@ -8,8 +8,9 @@ Sources (read, not run; the line anchors are in README "Fused chains"):
   ``rsqrtf(variance / hidden + eps)``, ``((scalar_t)(x * s)) * weight``
   (bf16 x bf16, stored to bf16), ``scaled_fp8_conversion<true>(out, 1/scale)``
   whose ``fmaxf/fminf`` clamp sends NaN to 448 = 0x7E.
-* vLLM native ``RMSNorm.forward_static`` + ``QuantFP8`` static
-  (schemes-and-order.md §4.1 table, not checked here): ``x.float() + residual``
+* vLLM native ``RMSNorm.forward_static`` + ``QuantFP8`` static (the norm as
+  ``vllm/ir/ops/layernorm.py`` ``rms_norm``; the residual sum per
+  schemes-and-order.md §4.1, not checked here): ``x.float() + residual``
   kept in float32, ``x * rsqrt(var + eps)``, ``.to(bf16) * weight``, then
   ``x * scale.reciprocal()`` cast to e4m3fn (torch keeps NaN: 0x7F).
 * vllm.cpp standalone sequence (``mudler/vllm.cpp`` d85906ae, ``src/vt/cpu/cpu_ops.cpp``
