@@ -73,7 +73,11 @@ def _bits(values: Any) -> np.ndarray:
 
 
 def _mismatch(got: Any, want: np.ndarray) -> np.ndarray:
-    g = _bits(got)
+    """Where ``got`` differs from ``want`` bitwise; everywhere if not numbers of its shape."""
+    try:
+        g = _bits(got)
+    except (TypeError, ValueError):
+        return np.ones(want.shape, np.bool_)
     if g.shape != want.shape:
         return np.ones(want.shape, np.bool_)
     return np.asarray(g != _bits(want))
@@ -97,7 +101,9 @@ class _Case:
         for i in np.flatnonzero(wrong)[: max(0, limit - len(self.offenders))]:
             r, c = divmod(int(i), cols)
             label = self.case.labels[r] if r < len(self.case.labels) else "-"
-            g, w = np.asarray(got).reshape(-1)[i], np.asarray(want).reshape(-1)[i]
+            flat = np.asarray(got, dtype=object).reshape(-1)
+            g = flat[i] if i < flat.size else "-"
+            w = np.asarray(want).reshape(-1)[i]
             self.offenders.append(
                 Offender(self.case.name, f"{what}/{label}", int(i), f"out[{r},{c}]", str(g), str(w))
             )

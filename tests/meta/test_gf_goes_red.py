@@ -144,3 +144,20 @@ def test_unknown_chain_or_recipe_is_a_value_error() -> None:
         run_gf(PORTS[CPP], chain="layernorm", recipe=CPP)
     with pytest.raises(ValueError, match="unknown silu-mul recipe"):
         run_gf(PORTS[CPP], chain="silu-mul", recipe=CPP)
+
+
+def test_junk_residuals_and_traces_fail_without_crashing_the_gate() -> None:
+    port = PORTS[CPP]
+
+    class Junk:
+        name = "junk"
+
+        def __call__(self, *args: Any) -> Any:
+            return port(*args)[0], "not an array"
+
+        def trace(self, *args: Any) -> Any:
+            return {"rsqrt": {"a": 1}, "weight": [[1.0]]}
+
+    result = run_gf(Junk(), chain="rmsnorm", recipe=CPP)
+    assert result.status is GateStatus.FAIL
+    assert result.details["first_failing_step"] == "rsqrt"
