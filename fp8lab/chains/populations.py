@@ -22,7 +22,10 @@ scale and eps, and per-row labels. The row kinds:
 
 For silu-mul the rows are: ``silu-sweep`` (every bf16 gate with
 ``2**-8 <= |g| < 2**8``), ``e4m3-tie`` (gate 32, where silu is exactly 32 in
-float32, times ``up = bf16(m * s / 32)``), ``nonfinite`` and ``realistic``.
+float32, times ``up = bf16(m * s / 32)``), ``nonfinite`` and ``realistic``;
+plus one case per designed scale of ``fp8lab.chains.exp_design`` whose
+``fast-exp-split`` row holds (gate, up) pairs on which a fast exp moves the
+fp8 byte of a float32-product chain.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 import numpy.typing as npt
+
+from fp8lab.chains.exp_design import FAST_EXP_SPLITS
 
 __all__ = [
     "CHAIN_SCALES",
@@ -186,8 +191,25 @@ def chain_population(
         for s in scales:
             xgu, labels = _silu_rows(rng, s)
             cases.append(ChainCase(f"s={s!r}", {"x_gate_up": _bf(xgu), "scale": s}, tuple(labels)))
+        if scales:
+            cases += _fast_exp_cases(rng)
         return cases
     raise ValueError(f"unknown chain {chain!r}")
+
+
+def _fast_exp_cases(rng: np.random.Generator) -> list[ChainCase]:
+    """One case per designed scale of :data:`FAST_EXP_SPLITS`: the split pairs, then realistic."""
+    cases = []
+    d = HIDDEN
+    for scale_hex, pairs in FAST_EXP_SPLITS:
+        s = float.fromhex(scale_hex)
+        rows = np.concatenate([_realistic(rng, 4, d), _realistic(rng, 4, d)], axis=1)
+        bits = np.array(pairs, np.uint16)
+        rows[0, : len(pairs)] = bits[:, 0].view(BF16).astype(np.float32)
+        rows[0, d : d + len(pairs)] = bits[:, 1].view(BF16).astype(np.float32)
+        labels = ("fast-exp-split", "realistic", "realistic", "realistic")
+        cases.append(ChainCase(f"s={s!r}/fast-exp", {"x_gate_up": _bf(rows), "scale": s}, labels))
+    return cases
 
 
 def _order_rows(rng: np.random.Generator, rows: int, h: int) -> npt.NDArray[np.float32]:

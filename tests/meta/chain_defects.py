@@ -89,7 +89,9 @@ def _gated_before(
     return quant_static(out, scale)
 
 
-def _silu(fast_exp: bool = False, drop_bf16: bool = False, cuda: bool = False) -> Any:
+def _silu(
+    fast_exp: bool = False, drop_bf16: bool = False, cuda: bool = False, f32_product: bool = False
+) -> Any:
     def body(x: Arr, scale: Any, t: dict[str, Arr]) -> Arr:
         d = x.shape[-1] // 2
         g, up = x[..., :d].astype(F32), x[..., d:].astype(F32)
@@ -103,8 +105,8 @@ def _silu(fast_exp: bool = False, drop_bf16: bool = False, cuda: bool = False) -
         if cuda and not drop_bf16:
             a = a.astype(BF16).astype(F32)
         t["silu"] = a
-        t["mul_up"] = p = (a * up).astype(BF16)
-        return (quant_static_upstream if cuda else quant_static)(p, scale)
+        t["mul_up"] = p = (a * up).astype(F32 if f32_product else BF16)
+        return (quant_static_upstream if cuda or f32_product else quant_static)(p, scale)
 
     return body
 
@@ -138,6 +140,11 @@ DEFECTS: dict[str, tuple[ChainPort, str, str]] = {
     "fast-exp-declared-expf": (
         ChainPort("fastexp", "silu-mul", _silu(fast_exp=True)),
         CPP_SILU,
+        "silu",
+    ),
+    "fast-exp-in-f32-product-chain": (
+        ChainPort("fastexp-f32", "silu-mul", _silu(fast_exp=True, f32_product=True)),
+        "expf-silu-mul-fp8",
         "silu",
     ),
     "silu-bf16-round-dropped": (
