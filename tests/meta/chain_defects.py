@@ -177,3 +177,27 @@ def eps_outside_rmsnorm(x: Arr, residual: Arr, w: Arr, scale: Any, eps: float) -
     t: dict[str, Arr] = {}
     codes = _cpp_rms(eps_outside=True)(x, residual, w, scale, eps, t)
     return codes, t.get("residual_out")
+
+
+def defect_table() -> str:
+    """The README's planted-defect table: each defect with and without its trace."""
+    from fp8lab.gates.gf import run_gf
+
+    rows = []
+    for name, (kernel, recipe, _) in DEFECTS.items():
+        traced = run_gf(kernel, chain=kernel.chain, recipe=recipe)
+
+        def plain(*args: Any, _k: Any = kernel) -> Any:
+            return _k(*args)
+
+        bare = run_gf(plain, chain=kernel.chain, recipe=recipe)
+        rows.append(
+            f"| {name} | `{recipe}` | {traced.assertions_failed} of {traced.assertions} | "
+            f"{traced.details['first_failing_step']} | {bare.assertions_failed} of "
+            f"{bare.assertions} ({bare.mismatches} bytes) |"
+        )
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(defect_table())
