@@ -25,7 +25,7 @@ For silu-mul the rows are: ``silu-sweep`` (every bf16 gate with
 float32, times ``up = bf16(m * s / 32)``), ``nonfinite`` and ``realistic``;
 plus one case per designed scale of ``fp8lab.chains.exp_design`` whose
 ``fast-exp-split`` row holds (gate, up) pairs on which a fast exp moves the
-fp8 byte of a float32-product chain.
+fp8 byte of a float32-product chain or of a bf16-stored one.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.chains.exp_design import FAST_EXP_SPLITS
+from fp8lab.chains.exp_design import FAST_EXP_BF16_SPLITS, FAST_EXP_SPLITS
 
 __all__ = [
     "CHAIN_SCALES",
@@ -198,10 +198,10 @@ def chain_population(
 
 
 def _fast_exp_cases(rng: np.random.Generator) -> list[ChainCase]:
-    """One case per designed scale of :data:`FAST_EXP_SPLITS`: the split pairs, then realistic."""
+    """One case per designed scale (float32- and bf16-product splits): the pairs, then realistic."""
     cases = []
     d = HIDDEN
-    for scale_hex, pairs in FAST_EXP_SPLITS:
+    for scale_hex, pairs in FAST_EXP_SPLITS + FAST_EXP_BF16_SPLITS:
         s = float.fromhex(scale_hex)
         rows = np.concatenate([_realistic(rng, 4, d), _realistic(rng, 4, d)], axis=1)
         bits = np.array(pairs, np.uint16)

@@ -14,8 +14,6 @@ from tests.meta.chain_defects import DEFECTS
 
 CPP = "vllm-cpp-standalone-rmsnorm-fp8"
 CUDA = "vllm-cuda-fused-add-rmsnorm-static-fp8"
-# Defects the output bytes of GF's populations do not show: only the prefix check does.
-NEEDS_TRACE = {"fast-exp-declared-expf"}
 
 
 @pytest.mark.parametrize("name", sorted(DEFECTS))
@@ -29,20 +27,7 @@ def test_each_defect_fails_at_its_step(name: str) -> None:
     assert result.details["first_failing_step"] == expected
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            n,
-            marks=pytest.mark.xfail(
-                strict=True, reason="a bf16 store absorbs the fast exp: needs designed inputs"
-            ),
-        )
-        if n in NEEDS_TRACE
-        else n
-        for n in sorted(DEFECTS)
-    ],
-)
+@pytest.mark.parametrize("name", sorted(DEFECTS))
 def test_each_defect_moves_output_bytes_without_a_trace(name: str) -> None:
     kernel, recipe, _ = DEFECTS[name]
 
