@@ -7,20 +7,32 @@ from pathlib import Path
 from typing import Any
 
 from fp8lab.bundle import BUNDLE_GATES, BundleError, load_bundle
+from fp8lab.chains.catalogue import RECIPES
+from fp8lab.chains.ports import PORTS
 from fp8lab.cli.common import CliError, load_kernel, load_matmul_kernel, write_json_output
 from fp8lab.cli.gate_child import run_foreign_gate
 from fp8lab.gates import (
+    CHAIN_GATES,
     CUDA_GATE_CPU_KERNEL,
     CUDA_GATES,
     GATES,
+    GF_CHAINS,
     MATMUL_GATES,
     GateResult,
     exit_code,
 )
-from fp8lab.gemm import BUILTIN_MATMUL_KERNELS, MatmulKernel
-from fp8lab.kernels import BUILTIN_KERNELS, DEFAULT_NAN_POLICY, NAN_POLICIES, QuantKernel
+from fp8lab.gemm import BUILTIN_MATMUL_KERNELS
+from fp8lab.importing import ImportSpecError, import_attribute
+from fp8lab.kernels import BUILTIN_KERNELS, DEFAULT_NAN_POLICY, NAN_POLICIES
 
-__all__ = ["add_parser", "format_table", "load_foreign_kernel", "load_matmul_kernel", "run"]
+__all__ = [
+    "add_parser",
+    "format_table",
+    "load_chain_kernel",
+    "load_foreign_kernel",
+    "load_matmul_kernel",
+    "run",
+]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -37,7 +49,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--gates",
         dest="gate",
         default="G1",
-        help=f"comma-separated gates from {', '.join(GATES)}, or 'all' (default G1)",
+        help=f"comma-separated gates from {', '.join(GATES)}, or 'all' (default G1; with a "
+        "--kernel, 'all' includes GF only when --chain and --recipe are given)",
     )
     p.add_argument(
         "--kernel",
@@ -48,7 +61,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "For G1/G2/G2h a QuantKernel "
         "object (name, quantize) or FUNC(x, scale) -> uint8 codes; for G3 a MatmulKernel "
         "object (name, matmul, optional spec) or FUNC(a_codes, b_codes, s_in, s_w, "
-        "out_dtype) -> [M,N] float32 or bfloat16, checked against vllm.cpp's model",
+        "out_dtype) -> [M,N] float32 or bfloat16, checked against vllm.cpp's model; for GF "
+        "a function with the --chain signature (README, Fused chains), optionally with a "
+        "trace method for the prefix checks",
+    )
+    p.add_argument(
+        "--chain",
+        choices=GF_CHAINS,
+        help="GF: the fused chain your kernel computes (rmsnorm, rmsnorm-gated, silu-mul); "
+        "default with no --kernel: every built-in port",
+    )
+    p.add_argument(
+        "--recipe",
+        metavar="NAME",
+        help="GF: the recipe your kernel declares, e.g. vllm-cuda-fused-add-rmsnorm-static-fp8 "
+        "(the list: README, Fused chains)",
     )
     p.add_argument(
         "--nan-policy",
@@ -102,7 +129,14 @@ def format_table(results: list[GateResult]) -> str:
     for r in results:
         if r.reason:
             lines.append(f"{r.gate} {r.kernel}: {r.status.value}: {r.reason}")
-        if r.measured:
+        if r.measured.get("recipe"):
+            d = r.measured
+            lines.append(
+                f"{r.gate} {r.kernel}: recipe {d['recipe']}: {d['standalone_bytes_differ']} bytes "
+                f"differ from the standalone sequence {d['standalone_recipe']}; prefix steps "
+                f"checked: {', '.join(d['prefix_steps_checked']) or 'none (no trace)'}"
+            )
+        elif r.measured:
             counts = ", ".join(f"{k}={v}" for k, v in r.measured.items())
             lines.append(f"{r.gate} {r.kernel}: measured: {counts}")
         for o in r.first_offenders[:4]:
@@ -113,12 +147,41 @@ def format_table(results: list[GateResult]) -> str:
     return "\n".join(lines)
 
 
-def load_foreign_kernel(
-    gate: str, spec: str, nan_policy: str | None = None
-) -> QuantKernel | MatmulKernel:
-    """The user's kernel for ``gate``: a matmul kernel for MATMUL_GATES, else a quant kernel."""
+def load_chain_kernel(spec: str) -> Any:
+    """A fused-chain kernel: any callable ``MODULE:OBJ``.
+
+    Raises:
+        CliError: if the import fails or the object is not callable.
+    """
+    try:
+        target = import_attribute(spec)
+    except ImportSpecError as exc:
+        raise CliError(f"--kernel: {exc}") from None
+    if not callable(target):
+        raise CliError(f"--kernel: {spec!r} is a {type(target).__name__}, not callable")
+    if getattr(target, "name", None):
+        return target
+    return _SpecNamed(spec, target)
+
+
+class _SpecNamed:
+    """A chain kernel recorded under its ``MODULE:OBJ``, its ``trace`` passed through."""
+
+    def __init__(self, name: str, func: Any) -> None:
+        self.name, self._func = name, func
+        if callable(getattr(func, "trace", None)):
+            self.trace = func.trace
+
+    def __call__(self, *args: Any) -> Any:
+        return self._func(*args)
+
+
+def load_foreign_kernel(gate: str, spec: str, nan_policy: str | None = None) -> Any:
+    """The user's kernel for ``gate``: matmul, chain (CHAIN_GATES) or quant kernel."""
     if gate in MATMUL_GATES:
         return load_matmul_kernel(spec)
+    if gate in CHAIN_GATES:
+        return load_chain_kernel(spec)
     return load_kernel(spec, nan_policy)
 
 
@@ -135,7 +198,28 @@ def _run_bundle(names: list[str], args: argparse.Namespace) -> list[GateResult]:
     return [GATES[names[0]](kernel)]
 
 
+def _chain_options(args: argparse.Namespace) -> list[dict[str, str]]:
+    """GF's (chain, recipe) pairs: the one named, or every built-in port that matches."""
+    if args.recipe is not None and args.recipe not in RECIPES:
+        raise CliError(f"unknown --recipe {args.recipe!r}; choose from {', '.join(RECIPES)}")
+    if args.recipe is not None and args.chain and RECIPES[args.recipe].chain != args.chain:
+        raise CliError(f"--recipe {args.recipe} is a {RECIPES[args.recipe].chain} recipe")
+    if args.kernel and (args.chain is None or args.recipe is None):
+        raise CliError("GF with --kernel needs --chain and --recipe (what your kernel declares)")
+    pairs = [
+        {"chain": c.chain, "recipe": n}
+        for n, c in RECIPES.items()
+        if (args.recipe in (None, n)) and (args.chain in (None, c.chain))
+    ]
+    return pairs
+
+
 def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
+    if name in CHAIN_GATES:
+        pairs = _chain_options(args)
+        if args.kernel:
+            return [r for o in pairs for r in run_foreign_gate(name, args.kernel, o)]
+        return [GATES[name](PORTS[o["recipe"]], **o) for o in pairs]
     options = {"large": args.large} if name in MATMUL_GATES else {}
     if args.kernel:  # foreign code runs in a child: its exit cannot become ours
         return run_foreign_gate(name, args.kernel, options, args.nan_policy)
@@ -150,8 +234,9 @@ def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
 def run(args: argparse.Namespace) -> int:
     """Run the selected gates; return the documented exit status."""
     names = [g.strip() for g in args.gate.split(",") if g.strip()]
-    if names == ["all"]:
-        names = list(GATES)
+    if names == ["all"]:  # a --kernel without --chain/--recipe is not a chain kernel
+        chained = not args.kernel or (args.chain and args.recipe)
+        names = [g for g in GATES if chained or g not in CHAIN_GATES]
     unknown = [g for g in names if g not in GATES]
     if unknown or not names:
         raise CliError(
@@ -159,8 +244,10 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.nan_policy is not None and not (args.kernel or args.outputs):
         raise CliError("--nan-policy states your kernel's policy; give --kernel or --outputs")
-    if args.nan_policy is not None and all(g in MATMUL_GATES for g in names):
+    if args.nan_policy is not None and all(g in MATMUL_GATES | CHAIN_GATES for g in names):
         raise CliError("--nan-policy applies to G1 and G2 only")
+    if (args.chain or args.recipe) and not any(g in CHAIN_GATES for g in names):
+        raise CliError("--chain and --recipe apply to GF only")
     if args.outputs:
         results = _run_bundle(names, args)
     else:

@@ -10,6 +10,7 @@ from typing import NoReturn
 
 from fp8lab.cli import (
     bench_cmd,
+    chains_cmd,
     design_cmd,
     detect_cmd,
     evidence_cmd,
@@ -54,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         gemm_cmd,
         order_cmd,
         export_cmd,
+        chains_cmd,
     ):
         module.add_parser(sub)
     return parser

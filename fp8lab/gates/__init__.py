@@ -1,9 +1,10 @@
-"""Gates as records: G1 (static quant), G2 and G2h (CPU vs CUDA), G3 (GEMM).
+"""Gates as records: G1 (static quant), G2 and G2h (CPU vs CUDA), G3 (GEMM), GF (fused chains).
 
 G2 runs fp8lab's CUDA source on a device, G2h the same source built for the host.
 G1, G2 and G2h take a quant kernel; the gates in ``MATMUL_GATES`` take a matmul
-kernel. G2 and G2h compare a CPU kernel with fp8lab's CUDA upstream quant, so
-their built-in CPU kernel is the ``upstream`` port (``CUDA_GATE_CPU_KERNEL``).
+kernel; those in ``CHAIN_GATES`` a fused-chain kernel and the options ``chain``
+and ``recipe``. G2 and G2h compare a CPU kernel with fp8lab's CUDA upstream
+quant, so their built-in CPU kernel is the ``upstream`` port (``CUDA_GATE_CPU_KERNEL``).
 """
 
 from collections.abc import Callable
@@ -12,6 +13,7 @@ from fp8lab.gates.g1 import G1_INPUT_DTYPES, G1_SCALES, run_g1
 from fp8lab.gates.g2 import run_g2
 from fp8lab.gates.g2h import run_g2h
 from fp8lab.gates.g3 import G3CaseStats, G3Report, run_g3, run_g3_report
+from fp8lab.gates.gf import GF_CHAINS, run_gf
 from fp8lab.gates.records import (
     EXIT_CODES,
     CaseResult,
@@ -26,17 +28,21 @@ GATES: dict[str, Callable[..., GateResult]] = {
     "G2": run_g2,
     "G2h": run_g2h,
     "G3": run_g3,
+    "GF": run_gf,
 }
 MATMUL_GATES = frozenset({"G3"})
+CHAIN_GATES = frozenset({"GF"})
 CUDA_GATES = frozenset({"G2", "G2h"})
 CUDA_GATE_CPU_KERNEL = "upstream"
 
 __all__ = [
+    "CHAIN_GATES",
     "CUDA_GATES",
     "CUDA_GATE_CPU_KERNEL",
     "EXIT_CODES",
     "G1_INPUT_DTYPES",
     "G1_SCALES",
+    "GF_CHAINS",
     "GATES",
     "MATMUL_GATES",
     "G3CaseStats",
@@ -51,4 +57,5 @@ __all__ = [
     "run_g2h",
     "run_g3",
     "run_g3_report",
+    "run_gf",
 ]

@@ -58,8 +58,10 @@ class GateResult:
     ``nan_policy`` is the fixed name of the NaN policy the gate held the
     kernel to (``fp8lab.kernels.nan_policy``); None for a gate that checks none.
     ``scope`` says what a PASS proves and what it does not (G2, G2h);
-    ``measured`` holds named counts a gate measures beside its verdict (G2,
-    G2h: what NaN patterns became, the device's compute capability).
+    ``measured`` holds the named values a gate observes beside its verdict
+    (G2, G2h: what NaN patterns became, the device's compute capability; GF:
+    the chain, the recipe, the first failing step, the steps checked and the
+    standalone-vs-recipe byte difference; README "Fused chains").
     """
 
     gate: str
@@ -77,7 +79,7 @@ class GateResult:
     case_results: tuple[CaseResult, ...] = ()
     nan_policy: str | None = None
     scope: str = ""
-    measured: dict[str, int] = field(default_factory=dict)
+    measured: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; the status is its string value."""

@@ -86,6 +86,8 @@ def _bad_cases(tmp: Path) -> list[list[str]]:
         ["design", "--scales", "1", "--out", str(tmp / "d"), "--margin", "0"],
         ["design", "--scales", "1", "--out", str(tmp / "d"), "--budget", "-2"],
         ["gates", "--no-such-flag"],
+        ["chains", "--diverge", "only-one-recipe"],
+        ["gates", "--gate", "GF", "--recipe", "no-such-recipe"],
         ["no-such-command"],
     ]
 

@@ -41,6 +41,14 @@ def segfault(x, scale):
 
 def matmul_exit0(a, b, s_in, s_w, out_dtype):
     raise SystemExit(0)
+
+
+def chain_exit0(x, residual, weight, scale, eps):
+    raise SystemExit(0)
+
+
+def chain_hard_exit0(x, residual, weight, scale, eps):
+    os._exit(0)
 """
 
 
@@ -101,3 +109,19 @@ def test_a_missing_foreign_module_is_still_a_usage_error(hostile_dir: Path) -> N
     proc = _gates(hostile_dir, "--kernel", "no_such_module_here:f")
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "cannot import" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("spec", "reason"),
+    [("hostile:chain_exit0", "SystemExit"), ("hostile:chain_hard_exit0", "status 0")],
+)
+def test_a_chain_kernel_that_exits_is_a_gf_fail_row(
+    hostile_dir: Path, spec: str, reason: str
+) -> None:
+    recipe = "vllm-cpp-standalone-rmsnorm-fp8"
+    proc = _gates(
+        hostile_dir, "--gate", "GF", "--chain", "rmsnorm", "--recipe", recipe, "--kernel", spec
+    )
+    assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
+    assert any(spec in line and reason in line for line in proc.stdout.splitlines())
+    assert "Traceback" not in proc.stderr

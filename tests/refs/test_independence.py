@@ -10,7 +10,8 @@ import fp8lab
 
 PACKAGE = Path(fp8lab.__file__).parent
 STDLIB = set(sys.stdlib_module_names)
-REFERENCE_ALLOWED = {"numpy", "fp8lab.formats", "fp8lab.refs"}
+# fp8lab.chains.recipe is declaration only (standard library), read by refs and ports alike.
+REFERENCE_ALLOWED = {"numpy", "fp8lab.formats", "fp8lab.refs", "fp8lab.chains.recipe"}
 ORACLE_ALLOWED = REFERENCE_ALLOWED | {"ml_dtypes"}
 NEVER_IN_PACKAGE = {"pytest", "hypothesis", "papermill", "notebooks", "tests"}
 NOTEBOOK_RUNNER = PACKAGE / "evidence" / "notebooks.py"  # the one module allowed papermill
@@ -53,7 +54,21 @@ def test_references_import_only_formats_numpy_and_stdlib() -> None:
         checked.add(path.name)
     # G3's order-faithful models (accumulators, decode and epilogue) are among them.
     assert {"gemm_accumulators.py", "gemm_model.py", "reference.py"} <= checked
-    assert len(checked) >= 7
+    assert {"chain_ref.py", "exact_float.py"} <= checked
+    assert len(checked) >= 9
+
+
+def test_chain_declarations_import_only_the_standard_library() -> None:
+    path = PACKAGE / "chains" / "recipe.py"
+    bad = {m for m in imported_modules(path) if m.split(".")[0] not in STDLIB}
+    assert not bad, bad
+
+
+def test_gf_reaches_no_port_or_kernel_code() -> None:
+    found = imported_modules(PACKAGE / "gates" / "gf.py")
+    kernel_side = {"fp8lab.chains.ports", "fp8lab.kernels", "fp8lab.codecs", "fp8lab.mutants"}
+    bad = {m for m in found if any(m == k or m.startswith(k + ".") for k in kernel_side)}
+    assert not bad, bad
 
 
 def test_g3_reaches_no_kernel_side_gemm_code() -> None:
