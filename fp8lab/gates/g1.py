@@ -209,19 +209,13 @@ def run_g1(
             for d in input_dtypes
         ]
     status, reason = _verdict(cases, nan_policy)
-    return GateResult(
-        gate="G1",
-        kernel=kernel.name,
-        status=status,
-        reason=reason,
-        cases=len(cases),
-        assertions=sum(c.assertions for c in cases),
-        assertions_failed=sum(c.assertions_failed for c in cases),
-        words=sum(c.words for c in cases),
-        mismatches=sum(c.mismatches for c in cases),
-        nan_code_mismatches=sum(c.nan_code_mismatches for c in cases),
+    return GateResult.from_cases(
+        "G1",
+        kernel.name,
+        status,
+        reason,
+        cases,
         mismatches_by_class=dict(sorted(by_class.items())),
         first_offenders=tuple(offenders),
-        case_results=tuple(cases),
         nan_policy=nan_policy,
     )

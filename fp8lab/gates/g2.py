@@ -43,20 +43,14 @@ G2_SCOPE = (
 def _result(
     kernel: str, status: GateStatus, reason: str, cases: Sequence[CaseResult] = (), **extra: object
 ) -> GateResult:
-    return GateResult(
-        gate="G2",
-        kernel=kernel,
-        status=status,
-        reason=reason,
-        cases=len(cases),
-        assertions=sum(c.assertions for c in cases),
-        assertions_failed=sum(c.assertions_failed for c in cases),
-        words=sum(c.words for c in cases),
-        mismatches=sum(c.mismatches for c in cases),
-        nan_code_mismatches=sum(c.nan_code_mismatches for c in cases),
-        case_results=tuple(cases),
+    return GateResult.from_cases(
+        "G2",
+        kernel,
+        status,
+        reason,
+        cases,
         scope=G2_SCOPE,
-        **extra,  # type: ignore[arg-type]
+        **extra,
     )
 
 

@@ -52,20 +52,14 @@ G2H_SCOPE = (
 
 def _result(kernel: str, status: GateStatus, reason: str, **fields: object) -> GateResult:
     cases: Sequence[CaseResult] = fields.pop("case_results", ())  # type: ignore[assignment]
-    return GateResult(
-        gate="G2h",
-        kernel=kernel,
-        status=status,
-        reason=reason,
-        cases=len(cases),
-        assertions=sum(c.assertions for c in cases),
-        assertions_failed=sum(c.assertions_failed for c in cases),
-        words=sum(c.words for c in cases),
-        mismatches=sum(c.mismatches for c in cases),
-        nan_code_mismatches=sum(c.nan_code_mismatches for c in cases),
-        case_results=tuple(cases),
+    return GateResult.from_cases(
+        "G2h",
+        kernel,
+        status,
+        reason,
+        cases,
         scope=G2H_SCOPE,
-        **fields,  # type: ignore[arg-type]
+        **fields,
     )
 
 

@@ -201,20 +201,14 @@ def run_gf(
     if failing and status is GateStatus.FAIL:
         reason += f"; first failing step: {failing}"
     name = getattr(kernel, "name", None) or getattr(kernel, "__name__", type(kernel).__name__)
-    return GateResult(
-        gate="GF",
-        kernel=str(name),
-        status=status,
-        reason=reason,
-        cases=len(cases),
-        assertions=sum(c.assertions for c in cases),
-        assertions_failed=sum(c.assertions_failed for c in cases),
-        words=sum(c.words for c in cases),
-        mismatches=sum(c.mismatches for c in cases),
-        nan_code_mismatches=0,
+    return GateResult.from_cases(
+        "GF",
+        str(name),
+        status,
+        reason,
+        cases,
         mismatches_by_class=dict(sorted(by_class.items())),
         first_offenders=tuple(offenders),
-        case_results=tuple(cases),
         measured={
             "chain": chain,
             "recipe": recipe,

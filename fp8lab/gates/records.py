@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -80,6 +81,32 @@ class GateResult:
     nan_policy: str | None = None
     scope: str = ""
     measured: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_cases(
+        cls,
+        gate: str,
+        kernel: str,
+        status: GateStatus,
+        reason: str,
+        cases: Sequence[CaseResult],
+        **fields: Any,
+    ) -> GateResult:
+        """The record whose counts are the sums over ``cases`` (kept as ``case_results``)."""
+        return cls(
+            gate=gate,
+            kernel=kernel,
+            status=status,
+            reason=reason,
+            cases=len(cases),
+            assertions=sum(c.assertions for c in cases),
+            assertions_failed=sum(c.assertions_failed for c in cases),
+            words=sum(c.words for c in cases),
+            mismatches=sum(c.mismatches for c in cases),
+            nan_code_mismatches=sum(c.nan_code_mismatches for c in cases),
+            case_results=tuple(cases),
+            **fields,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; the status is its string value."""
