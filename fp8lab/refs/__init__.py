@@ -6,6 +6,7 @@ G3's GEMM models are here too: ``gemm_accumulators`` and ``gemm_model``.
 from fp8lab.refs.gemm_model import model_output_bits
 from fp8lab.refs.ml_dtypes_oracle import ML_DTYPES_KEEPS_NAN_SIGN, ml_dtypes_encode
 from fp8lab.refs.scan import ScanPolicy, scan_encode, scan_pattern_range, scan_scalar
+from fp8lab.refs.schemes import reference_nvfp4_block_scales, reference_scheme_quant
 from fp8lab.refs.static_quant import reference_quant_static
 
 __all__ = [
@@ -14,6 +15,8 @@ __all__ = [
     "ml_dtypes_encode",
     "model_output_bits",
     "reference_quant_static",
+    "reference_nvfp4_block_scales",
+    "reference_scheme_quant",
     "scan_encode",
     "scan_pattern_range",
     "scan_scalar",

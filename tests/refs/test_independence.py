@@ -10,7 +10,9 @@ import fp8lab
 
 PACKAGE = Path(fp8lab.__file__).parent
 STDLIB = set(sys.stdlib_module_names)
-REFERENCE_ALLOWED = {"numpy", "fp8lab.formats", "fp8lab.refs"}
+# The scale rules are data (standard library only), read by the reference and the port alike.
+RULE_DATA = {"fp8lab.schemes.rules", "fp8lab.schemes.nvfp4_rules"}
+REFERENCE_ALLOWED = {"numpy", "fp8lab.formats", "fp8lab.refs", *RULE_DATA}
 ORACLE_ALLOWED = REFERENCE_ALLOWED | {"ml_dtypes"}
 NEVER_IN_PACKAGE = {"pytest", "hypothesis", "papermill", "notebooks", "tests"}
 NOTEBOOK_RUNNER = PACKAGE / "evidence" / "notebooks.py"  # the one module allowed papermill
@@ -53,7 +55,17 @@ def test_references_import_only_formats_numpy_and_stdlib() -> None:
         checked.add(path.name)
     # G3's order-faithful models (accumulators, decode and epilogue) are among them.
     assert {"gemm_accumulators.py", "gemm_model.py", "reference.py"} <= checked
-    assert len(checked) >= 7
+    assert {"schemes.py", "float32_exact.py"} <= checked
+    assert len(checked) >= 9
+
+
+def test_scale_rules_are_data_and_the_schemes_package_loads_no_port() -> None:
+    for module in RULE_DATA:
+        path = PACKAGE / "schemes" / f"{module.rsplit('.', 1)[1]}.py"
+        found = imported_modules(path)
+        assert all(m.split(".")[0] in STDLIB for m in found), f"{path.name} imports {found}"
+    init = imported_modules(PACKAGE / "schemes" / "__init__.py")
+    assert init <= RULE_DATA, f"fp8lab/schemes/__init__.py imports {init - RULE_DATA}"
 
 
 def test_g3_reaches_no_kernel_side_gemm_code() -> None:
