@@ -79,3 +79,14 @@ def test_nvfp4_formula_swap_goes_red(true: str, planted: str) -> None:
     amax = np.append(amax, np.float32(np.nan))
     got = nvfp4_block_scales(amax, 1.0, NVFP4_RULES[planted])
     assert (got != reference_nvfp4_block_scales(amax, 1.0, NVFP4_RULES[true])).any()
+
+
+def test_a_planted_sweep_defect_goes_red(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweep's log2 model with every threshold off by one changes the count."""
+    from fp8lab.schemes import amax_sweep
+
+    true_count = amax_sweep.sweep_pair("log2-vs-bits-ceil", start=0x4C00_0000, stop=0x5000_0000)
+    shifted = amax_sweep.ceil_thresholds() + 1
+    monkeypatch.setattr(amax_sweep, "ceil_thresholds", lambda: shifted)
+    planted = amax_sweep.sweep_pair("log2-vs-bits-ceil", start=0x4C00_0000, stop=0x5000_0000)
+    assert true_count.differ > 0 and planted.differ != true_count.differ
