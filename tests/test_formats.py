@@ -50,7 +50,7 @@ def test_special_codes_agree_with_ml_dtypes(fmt: FormatSpec) -> None:
 
 
 def test_mx_layout_facts() -> None:
-    """OCP MX v1.0 §5.3.3 (FP6, FP4) and §5.4.1 (E8M0), transcribed."""
+    """OCP MX v1.0 element (FP6, FP4) and scale (E8M0) data types, transcribed."""
     e8m0 = FORMATS["e8m0fnu"]
     assert (e8m0.bits, e8m0.sign_bit, e8m0.code_count) == (8, 0, 256)
     assert e8m0.exact_value(0) == Fraction(1, 2**127) and e8m0.exact_value(254) == 2**127

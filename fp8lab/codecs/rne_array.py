@@ -9,7 +9,7 @@ across binades, so the carry of ``n == 2**(M+1)`` needs no special case,
 and an index above ``max_code`` is overflow (OFP8 §4.2, IEEE 754 §4.3.1).
 A format without subnormals (e8m0fnu) starts its codes at ``n = 2**M`` of the
 bottom binade, so its index is ``formula - 2**M``, and anything below its
-smallest value rounds up to it (it has no zero; OCP MX v1.0 §5.4.1). With
+smallest value rounds up to it (it has no zero; OCP MX v1.0, E8M0 scale). With
 ``M = 0`` a tie ``1.5 * 2**k`` rounds the integer significand 1.5 to the even
 2, so ties go to the larger power of two, as ml_dtypes does.
 """

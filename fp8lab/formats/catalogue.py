@@ -24,7 +24,7 @@ _DECLARED = (
     FormatSpec(
         "e5m2fnuz", 5, 2, 16, NanEncoding.NEGATIVE_ZERO, has_inf=False, has_negative_zero=False
     ),
-    # OCP MX v1.0 §5.4.1: the shared scale, 2**(code - 127), code 0xFF NaN, no zero, no sign.
+    # OCP MX v1.0, E8M0 scale: the shared scale, 2**(code - 127), code 0xFF NaN, no zero, no sign.
     FormatSpec(
         "e8m0fnu",
         8,
@@ -36,7 +36,7 @@ _DECLARED = (
         signed=False,
         has_subnormals=False,
     ),
-    # OCP MX v1.0 §5.3.3: FP6 and FP4 elements, no inf and no NaN.
+    # OCP MX v1.0, FP6/FP4 elements: FP6 and FP4 elements, no inf and no NaN.
     FormatSpec("e2m3fn", 2, 3, 1, NanEncoding.NONE, has_inf=False, has_negative_zero=True),
     FormatSpec("e3m2fn", 3, 2, 3, NanEncoding.NONE, has_inf=False, has_negative_zero=True),
     FormatSpec("e2m1fn", 2, 1, 1, NanEncoding.NONE, has_inf=False, has_negative_zero=True),

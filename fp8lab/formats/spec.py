@@ -21,7 +21,7 @@ class NanEncoding(enum.Enum):
     IEEE = "ieee"  # exponent all ones, mantissa nonzero (e5m2)
     ALL_ONES = "all_ones"  # only S.1111.111 (the ``fn`` suffix)
     NEGATIVE_ZERO = "negative_zero"  # only the code 1.0000.000 (the ``fnuz`` suffix)
-    NONE = "none"  # no NaN code at all (MX FP6/FP4, OCP MX v1.0 §5.3.3)
+    NONE = "none"  # no NaN code at all (MX FP6/FP4, OCP MX v1.0, FP6/FP4 elements)
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class FormatSpec:
     below :attr:`magnitude_mask`; a signed format adds :attr:`sign_bit` above
     them. With ``has_subnormals`` the exponent field 0 holds zero and the
     subnormals (OFP8 §5.2); without it that field is one more normal binade
-    and the format has no zero (E8M0, OCP MX v1.0 §5.4.1).
+    and the format has no zero (E8M0, OCP MX v1.0, E8M0 scale).
 
     Args:
         name: catalogue key, for display only.
@@ -170,7 +170,7 @@ class FormatSpec:
         The index may run past :attr:`max_code`: ``max_code + 1`` is the
         magnitude the format would have next if its exponent range went on,
         the overflow candidate of round-to-nearest. Without subnormals the
-        field 0 is a normal binade: ``2**-bias`` for index 0 (OCP MX §5.4.1).
+        field 0 is a normal binade: ``2**-bias`` for index 0 (OCP MX v1.0, E8M0 scale).
         """
         exp_field = index >> self.mantissa_bits
         mant = index & ((1 << self.mantissa_bits) - 1)
