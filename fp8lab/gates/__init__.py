@@ -1,6 +1,7 @@
 """Gates as records: G1 (bitwise static quant), G2 (CPU vs CUDA, pending), G3 (GEMM).
 
 G1 and G2 take a quant kernel; the gates in ``MATMUL_GATES`` take a matmul kernel.
+GQ (``run_gq``, Python API only for now) takes ``FUNC(x) -> (codes, scales)``.
 """
 
 from collections.abc import Callable
@@ -8,6 +9,7 @@ from collections.abc import Callable
 from fp8lab.gates.g1 import G1_INPUT_DTYPES, G1_SCALES, run_g1
 from fp8lab.gates.g2 import run_g2
 from fp8lab.gates.g3 import G3CaseStats, G3Report, run_g3, run_g3_report
+from fp8lab.gates.gq import GQ_INPUT_DTYPES, GQ_SCHEMES, run_gq
 from fp8lab.gates.records import (
     EXIT_CODES,
     CaseResult,
@@ -24,6 +26,8 @@ __all__ = [
     "EXIT_CODES",
     "G1_INPUT_DTYPES",
     "G1_SCALES",
+    "GQ_INPUT_DTYPES",
+    "GQ_SCHEMES",
     "GATES",
     "MATMUL_GATES",
     "G3CaseStats",
@@ -37,4 +41,5 @@ __all__ = [
     "run_g2",
     "run_g3",
     "run_g3_report",
+    "run_gq",
 ]

@@ -57,6 +57,7 @@ class GateResult:
 
     ``nan_policy`` is the fixed name of the NaN policy the gate held the
     kernel to (``fp8lab.kernels.nan_policy``); None for a gate that checks none.
+    ``scheme`` and ``rule`` name what GQ checked; None for the other gates.
     """
 
     gate: str
@@ -73,6 +74,8 @@ class GateResult:
     first_offenders: tuple[Offender, ...] = ()
     case_results: tuple[CaseResult, ...] = ()
     nan_policy: str | None = None
+    scheme: str | None = None
+    rule: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; the status is its string value."""
