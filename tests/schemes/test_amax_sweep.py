@@ -103,3 +103,20 @@ def test_sweep_counts_what_it_examined_and_refuses_bad_ranges() -> None:
 def test_main_refuses_an_unknown_pair(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["floor-vs-even"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+PUBLISHED = {  # README "Exhaustive amax sweeps": (pair, S_enc) -> (differ, of which NaN amax)
+    ("floor-vs-rceil", 1.0): (517_996_296, 0),
+    ("log2-vs-bits-ceil", 1.0): (3_212, 0),
+    ("log2-vs-bits-floor", 1.0): (7_096, 0),
+    ("nvfp4-divide-vs-reciprocal", 1.0): (8_388_622, 8_388_607),
+    ("nvfp4-divide-vs-reciprocal", 2688.0): (8_388_626, 8_388_607),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("pair", "s_enc"), sorted(PUBLISHED))
+def test_published_counts_over_all_2_31_patterns(pair: str, s_enc: float) -> None:
+    result = sweep_pair(pair, s_enc=s_enc)
+    assert result.examined == 1 << 31
+    assert (result.differ, result.differ_nan_amax) == PUBLISHED[(pair, s_enc)]
