@@ -1,7 +1,7 @@
 """fp8lab: prove, bit for bit, whether an FP8 quantization kernel is right.
 
 Public interface (names fixed; see README):
-``encode``, ``decode``, ``quant_static``, ``FORMATS``.
+``encode``, ``decode``, ``quant_static``, ``FORMATS``, ``scheme_quant``.
 """
 
 from fp8lab.codecs import as_ml_dtypes, decode, encode
@@ -14,6 +14,7 @@ from fp8lab.kernels import (
     quant_static_upstream,
     validate_scale,
 )
+from fp8lab.schemes.port import scheme_quant
 
 __all__ = [
     "FORMATS",
@@ -26,5 +27,6 @@ __all__ = [
     "quant_static",
     "quant_static_f32tofp8",
     "quant_static_upstream",
+    "scheme_quant",
     "validate_scale",
 ]

@@ -35,11 +35,11 @@ class Boundary:
 
 
 def code_table(fmt: FormatSpec) -> list[CodeRow]:
-    """All 256 codes of ``fmt`` (OFP8 §5.2 field layout)."""
+    """Every code of ``fmt`` (OFP8 §5.2 field layout; OCP MX v1.0 §5 for MX formats)."""
     rows = []
     mant_mask = (1 << fmt.mantissa_bits) - 1
-    for code in range(1 << fmt.bits):
-        magnitude = code & (fmt.sign_bit - 1)
+    for code in range(fmt.code_count):
+        magnitude = code & fmt.magnitude_mask
         exp_field, mant = magnitude >> fmt.mantissa_bits, magnitude & mant_mask
         sign = 1 if code & fmt.sign_bit else 0
         if fmt.is_nan_code(code):
@@ -47,7 +47,9 @@ def code_table(fmt: FormatSpec) -> list[CodeRow]:
         elif fmt.inf_code is not None and magnitude == fmt.inf_code:
             kind, value = "inf", (-1.0 if sign else 1.0) * float("inf")
         else:
-            kind = "zero" if magnitude == 0 else "subnormal" if exp_field == 0 else "normal"
+            zero = magnitude == 0 and fmt.has_zero
+            subnormal = exp_field == 0 and fmt.has_subnormals
+            kind = "zero" if zero else "subnormal" if subnormal else "normal"
             value = float(fmt.exact_value(code))
             if kind == "zero" and sign:
                 value = -0.0
@@ -60,7 +62,7 @@ def rounding_boundaries(fmt: FormatSpec) -> list[Boundary]:
     mags = [fmt.magnitude_value(i) for i in range(fmt.max_code + 2)]
     out = []
     for index, (lo, hi) in enumerate(pairwise(mags)):
-        upper_even = (index + 1) % 2 == 0
+        upper_even = (hi / (hi - lo)) % 2 == 0  # hi's significand at lo's quantum
         tie_to: Fraction = hi if upper_even else lo
         out.append(
             Boundary(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["CoverageError", "covered_ranges"]
+__all__ = ["CoverageError", "covered_domain", "covered_ranges"]
 
 
 class CoverageError(RuntimeError):
@@ -49,3 +49,22 @@ def covered_ranges(chunks: Iterable[tuple[int, int]], start: int, stop: int) -> 
     if at > stop:
         raise CoverageError(f"chunks reach {at:#x}, past the range's end {stop:#x}")
     return [[f"{lo:#010x}", f"{hi:#010x}"] for lo, hi in ranges]
+
+
+def covered_domain(
+    chunks: Iterable[tuple[int, int]], domain: Iterable[tuple[int, int]]
+) -> list[list[str]]:
+    """:func:`covered_ranges` over a domain of disjoint ranges (a range minus skipped patterns).
+
+    Raises:
+        CoverageError: if a chunk lies outside every range of ``domain``, or a
+            range is not tiled exactly once.
+    """
+    parts = sorted(domain)
+    per: dict[tuple[int, int], list[tuple[int, int]]] = {p: [] for p in parts}
+    for lo, hi in chunks:
+        home = next((p for p in parts if p[0] <= lo < p[1]), None)
+        if home is None:
+            raise CoverageError(f"chunk [{lo:#x}, {hi:#x}) lies outside the patterns to examine")
+        per[home].append((lo, hi))
+    return [r for p in parts for r in covered_ranges(per[p], *p)]

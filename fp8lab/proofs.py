@@ -4,6 +4,11 @@ The fast codec's table is filled by the array twin, so the plan also proves the
 array twin itself against the scan reference on all 2**32 inputs. A proof against
 ml_dtypes or the ``F32ToFp8`` port under the other NaN policy exempts that side's
 NaN codes, and its record names it (``nan_code_exempt_side``).
+
+:data:`PROOF_PLAN` covers the fp8 element formats (:data:`FP8_FORMATS`).
+:data:`MX_PROOF_PLAN` proves the OCP MX formats (e8m0fnu, e2m1fn, e2m3fn,
+e3m2fn) the same way; it is a separate plan because of its cost (README,
+"Formats beyond fp8", gives the measured time and the command).
 """
 
 from __future__ import annotations
@@ -17,13 +22,13 @@ from typing import Any
 from fp8lab.cluster import Cluster
 from fp8lab.evidence import EvidenceRun
 from fp8lab.exhaustive import ALL_PATTERNS, ExhaustiveRecord, default_workers, run_exhaustive
-from fp8lab.formats import FORMATS
+from fp8lab.formats import FORMATS, FP8_FORMATS
 from fp8lab.gates import CUDA_GATE_CPU_KERNEL, GateStatus, run_g1, run_g2
 from fp8lab.kernels import BUILTIN_KERNELS
 from fp8lab.parallel import worker_pool
 from fp8lab.progress import Progress
 
-__all__ = ["PROOF_PLAN", "Proof", "run_plan", "run_proofs"]
+__all__ = ["MX_PROOF_PLAN", "PLANS", "PROOF_PLAN", "Proof", "run_plan", "run_proofs"]
 
 
 @dataclass(frozen=True)
@@ -44,15 +49,30 @@ class Proof:
 
 
 PROOF_PLAN: tuple[Proof, ...] = (
-    *(Proof("fast", "scan", f, sat, "canonical") for f in FORMATS for sat in (True, False)),
+    *(Proof("fast", "scan", f, sat, "canonical") for f in FP8_FORMATS for sat in (True, False)),
     Proof("fast-numpy", "scan", "e4m3fn", True, "canonical"),
     Proof("array", "scan", "e4m3fn", True, "canonical"),
     Proof("fast", "f32tofp8", "e4m3fn", True, "canonical"),
-    *(Proof("fast", "ml_dtypes", f, False, "keep-sign") for f in FORMATS),
+    *(Proof("fast", "ml_dtypes", f, False, "keep-sign") for f in FP8_FORMATS),
     Proof("fast", "ml_dtypes", "e4m3fn", False, "canonical"),
     Proof("fast", "ml_dtypes", "e4m3fn", True, "keep-sign"),
     Proof("fast", "ml_dtypes", "e5m2", True, "keep-sign"),
 )
+
+_MX = tuple(f for f in FORMATS.values() if f.name not in FP8_FORMATS)
+
+MX_PROOF_PLAN: tuple[Proof, ...] = (
+    # ml_dtypes saturates where a format has neither inf nor NaN, and not elsewhere.
+    *(
+        Proof("fast", "scan", f.name, sat, "canonical")
+        for f in _MX
+        for sat in ((True, False) if f.nan_codes else (True,))
+    ),
+    *(Proof("array", "scan", f.name, not f.nan_codes, "canonical") for f in _MX),
+    *(Proof("fast", "ml_dtypes", f.name, not f.nan_codes, "keep-sign") for f in _MX),
+)
+
+PLANS: dict[str, tuple[Proof, ...]] = {"default": PROOF_PLAN, "mx": MX_PROOF_PLAN}
 
 
 def run_plan(
@@ -101,29 +121,38 @@ def run_proofs(
     stop: int = ALL_PATTERNS,
     quiet: bool = False,
     cluster: Cluster | None = None,
+    plan: str = "default",
 ) -> EvidenceRun:
-    """Run G1 on every built-in kernel, G2 on ``upstream`` and every proof; file one run directory.
+    """Run a proof plan (and, for the default plan, G1 on every built-in and G2 on ``upstream``).
 
     Args:
         results: the results root.
         stop: bit patterns examined per proof, from 0 (all 2**32 by default).
         quiet: no progress output.
         cluster: run the proofs' chunks on this dask cluster; the gates run here.
+        plan: a key of :data:`PLANS`; ``mx`` files its runs as ``proofs-mx``.
 
     Returns:
         The finished run (``run.final`` is its directory). With ``stop`` below
-        2**32 the run is filed as ``partial`` under ``results/partial/proofs/``.
+        2**32 the run is filed as ``partial`` under ``results/partial/<kind>/``.
 
     Raises:
         RuntimeError: if a gate or proof failed; the run is filed as failed.
+        ValueError: for an unknown plan.
     """
-    params: dict[str, Any] = {"stop": stop, "plan": [p.slug for p in PROOF_PLAN]}
-    with EvidenceRun(results, "proofs", params, partial=stop < ALL_PATTERNS) as run:
-        gates = [run_g1(k) for k in BUILTIN_KERNELS.values()]
-        gates.append(run_g2(BUILTIN_KERNELS[CUDA_GATE_CPU_KERNEL]))  # CUDA's quant is upstream
+    if plan not in PLANS:
+        raise ValueError(f"unknown proof plan {plan!r}; choose from {', '.join(PLANS)}")
+    proof_plan = PLANS[plan]
+    kind = "proofs" if plan == "default" else f"proofs-{plan}"
+    params: dict[str, Any] = {"stop": stop, "plan": [p.slug for p in proof_plan]}
+    with EvidenceRun(results, kind, params, partial=stop < ALL_PATTERNS) as run:
+        gates = []
+        if plan == "default":
+            gates = [run_g1(k) for k in BUILTIN_KERNELS.values()]
+            gates.append(run_g2(BUILTIN_KERNELS[CUDA_GATE_CPU_KERNEL]))  # CUDA's quant is upstream
         run.write_json("gates.json", [g.to_dict() for g in gates])
-        proofs = run_plan(stop=stop, progress=not quiet, cluster=cluster)
-        for proof, record in zip(PROOF_PLAN, proofs, strict=True):
+        proofs = run_plan(proof_plan, stop=stop, progress=not quiet, cluster=cluster)
+        for proof, record in zip(proof_plan, proofs, strict=True):
             run.write_json(f"exhaustive/{proof.slug}.json", asdict(record))
         run.summary = {
             "gates": {f"{g.gate}/{g.kernel}": g.status.value for g in gates},
@@ -139,7 +168,7 @@ def run_proofs(
                     "fault": r.fault,
                     "wall_seconds": r.wall_seconds,
                 }
-                for p, r in zip(PROOF_PLAN, proofs, strict=True)
+                for p, r in zip(proof_plan, proofs, strict=True)
             },
         }
         failed = [k for k, v in run.summary["gates"].items() if v == GateStatus.FAIL.value]

@@ -122,3 +122,16 @@ def test_console_script_module_entry() -> None:
         check=False,
     )
     assert done.returncode == 3 and "PENDING" in done.stdout
+
+
+def test_prove_mx_plan_files_its_own_kind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["prove", "--plan", "mx", "--results", str(tmp_path), "--stop", "0x10000", "--quiet"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "proof fast-vs-scan-e8m0fnu-nosat-canonical: PASS" in out and "gate " not in out
+    runs = list((tmp_path / "partial" / "proofs-mx").iterdir())
+    assert len(runs) == 1 and not (tmp_path / "partial" / "proofs").exists()
+    manifest = json.loads((runs[0] / "manifest.json").read_text())
+    assert len(list((runs[0] / "exhaustive").glob("*.json"))) == len(manifest["params"]["plan"])

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from fractions import Fraction
+
 import ml_dtypes
 import numpy as np
 import pytest
 
-from fp8lab.formats import FORMATS, FormatSpec, NanEncoding, get_format, ml_dtypes_type
+from fp8lab.formats import FORMATS, FP8_FORMATS, FormatSpec, NanEncoding, get_format, ml_dtypes_type
 
 FRACTION_PROPS = ("max", "min", "eps", "epsneg", "smallest_normal", "tiny", "smallest_subnormal")
 INT_PROPS = ("bits", "nexp", "nmant", "iexp", "minexp", "maxexp", "machep", "negep")
@@ -23,7 +25,8 @@ def test_every_derived_property_matches_ml_dtypes_finfo(fmt: FormatSpec) -> None
 
 
 def test_catalogue_names_and_layout_facts() -> None:
-    assert list(FORMATS) == ["e4m3fn", "e5m2", "e4m3fnuz", "e5m2fnuz"]
+    assert list(FP8_FORMATS) == ["e4m3fn", "e5m2", "e4m3fnuz", "e5m2fnuz"]
+    assert list(FORMATS) == [*FP8_FORMATS, "e8m0fnu", "e2m3fn", "e3m2fn", "e2m1fn"]
     e4m3 = FORMATS["e4m3fn"]
     # OFP8: 127 distinct finite magnitudes (zero, 7 subnormals, 119 normals).
     assert e4m3.finite_magnitude_count == 127
@@ -36,10 +39,38 @@ def test_catalogue_names_and_layout_facts() -> None:
 
 
 def test_special_codes_agree_with_ml_dtypes(fmt: FormatSpec) -> None:
-    codes = np.arange(256, dtype=np.uint8).view(ml_dtypes_type(fmt)).astype(np.float64)
-    assert {c for c in range(256) if np.isnan(codes[c])} == set(fmt.nan_codes)
-    inf_codes = {c for c in range(256) if np.isinf(codes[c])}
-    assert inf_codes == (set() if fmt.inf_code is None else {fmt.inf_code, fmt.inf_code | 0x80})
+    n = fmt.code_count
+    codes = np.arange(n, dtype=np.uint8).view(ml_dtypes_type(fmt)).astype(np.float64)
+    assert {c for c in range(n) if np.isnan(codes[c])} == set(fmt.nan_codes)
+    inf_codes = {c for c in range(n) if np.isinf(codes[c])}
+    want = set() if fmt.inf_code is None else {fmt.inf_code, fmt.inf_code | fmt.sign_bit}
+    assert inf_codes == want
+    finite = [c for c in range(n) if np.isfinite(codes[c])]
+    assert [float(fmt.exact_value(c)) for c in finite] == [codes[c] for c in finite]
+
+
+def test_mx_layout_facts() -> None:
+    """OCP MX v1.0 element (FP6, FP4) and scale (E8M0) data types, transcribed."""
+    e8m0 = FORMATS["e8m0fnu"]
+    assert (e8m0.bits, e8m0.sign_bit, e8m0.code_count) == (8, 0, 256)
+    assert e8m0.exact_value(0) == Fraction(1, 2**127) and e8m0.exact_value(254) == 2**127
+    assert e8m0.nan_codes == {0xFF} and not e8m0.has_zero
+    assert e8m0.finite_magnitude_count == 255
+    fp4 = FORMATS["e2m1fn"]
+    assert [fp4.exact_value(c) for c in range(8)] == [
+        0,
+        Fraction(1, 2),
+        1,
+        Fraction(3, 2),
+        2,
+        3,
+        4,
+        6,
+    ]
+    assert fp4.nan_codes == frozenset() and fp4.inf_code is None and fp4.code_count == 16
+    assert float(FORMATS["e2m3fn"].max) == 7.5 and float(FORMATS["e3m2fn"].max) == 28.0
+    assert FORMATS["e2m3fn"].canonical_nan_code is None
+    assert set(FP8_FORMATS) == {f for f in FORMATS if FORMATS[f].signed and FORMATS[f].bits == 8}
 
 
 def test_inconsistent_fields_are_refused() -> None:
@@ -49,6 +80,12 @@ def test_inconsistent_fields_are_refused() -> None:
         FormatSpec("bad", 4, 3, 8, NanEncoding.NEGATIVE_ZERO, has_inf=False, has_negative_zero=True)
     with pytest.raises(ValueError, match="<= 8"):
         FormatSpec("bad", 5, 3, 7, NanEncoding.IEEE, has_inf=True, has_negative_zero=True)
+    with pytest.raises(ValueError, match="mantissa bit"):
+        FormatSpec("bad", 5, 0, 7, NanEncoding.IEEE, has_inf=True, has_negative_zero=True)
+    with pytest.raises(ValueError, match="needs a sign bit and a zero"):
+        FormatSpec("bad", 4, 3, 7, NanEncoding.NONE, False, True, has_subnormals=False)
+    with pytest.raises(ValueError, match="needs a sign bit"):
+        FormatSpec("bad", 4, 3, 8, NanEncoding.NEGATIVE_ZERO, False, False, signed=False)
 
 
 def test_get_format_errors_name_the_known_ones() -> None:

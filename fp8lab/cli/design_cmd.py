@@ -15,7 +15,7 @@ from fp8lab.detect import (
     resolve_kernel,
     write_golden,
 )
-from fp8lab.formats import FORMATS
+from fp8lab.formats import FP8_FORMATS
 from fp8lab.gates import EXIT_CODES
 
 __all__ = ["add_parser", "run"]
@@ -39,7 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         default="reciprocal,divide",
         help="REFERENCE,MUTANT",
     )
-    p.add_argument("--format", default="e4m3fn", choices=sorted(FORMATS), help="fp8 format")
+    p.add_argument("--format", default="e4m3fn", choices=sorted(FP8_FORMATS), help="fp8 format")
     p.add_argument(
         "--json",
         "--out",

@@ -35,7 +35,7 @@ from fp8lab.detect import (
     resolve_kernel,
 )
 from fp8lab.exhaustive import ALL_PATTERNS, KERNEL_ERROR, KERNEL_ERROR_EXIT
-from fp8lab.formats import FORMATS
+from fp8lab.formats import FP8_FORMATS
 from fp8lab.gates import EXIT_CODES
 from fp8lab.guard import KernelFaultError
 from fp8lab.progress import Progress
@@ -81,7 +81,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "other; default: enumerate for the built-in reciprocal,divide pair (proven complete), "
         "brute for any other pair",
     )
-    p.add_argument("--format", default="e4m3fn", choices=sorted(FORMATS), help="fp8 format")
+    p.add_argument("--format", default="e4m3fn", choices=sorted(FP8_FORMATS), help="fp8 format")
     p.add_argument(
         "--kernel",
         "--kernels",

@@ -40,7 +40,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "(given fmt/format, saturate, nan as keywords if it takes them)",
     )
     p.add_argument("b", help="the other encoder")
-    p.add_argument("--format", default="e4m3fn", choices=sorted(FORMATS), help="fp8 format")
+    p.add_argument(
+        "--format", default="e4m3fn", choices=sorted(FORMATS), help="format (fp8 or OCP MX)"
+    )
     p.add_argument(
         "--policy", required=True, choices=("sat", "nosat"), help="overflow: saturate or not"
     )

@@ -11,7 +11,7 @@ from fp8lab.cli.engine import add_engine_args, open_engine
 from fp8lab.evidence.index import write_index
 from fp8lab.exhaustive import ALL_PATTERNS
 from fp8lab.gates import EXIT_CODES
-from fp8lab.proofs import run_proofs
+from fp8lab.proofs import PLANS, run_proofs
 
 __all__ = ["add_parser", "run"]
 
@@ -34,6 +34,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="examine patterns [0, STOP) only, for a quick run",
     )
     add_engine_args(p)
+    p.add_argument(
+        "--plan",
+        default="default",
+        choices=sorted(PLANS),
+        help="default: gates and the fp8 proofs; mx: the OCP MX format proofs (proofs-mx)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(run=run)
 
@@ -46,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
     results = Path(args.results)
     try:
         with open_engine(args) as cluster:
-            done = run_proofs(results, stop=args.stop, quiet=args.quiet, cluster=cluster)
+            done = run_proofs(
+                results, stop=args.stop, quiet=args.quiet, cluster=cluster, plan=args.plan
+            )
     except RuntimeError as exc:
         print(f"prove: FAILED: {exc}; filed under {results / 'failed'}")
         return EXIT_CODES["fail"]

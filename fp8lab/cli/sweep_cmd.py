@@ -11,7 +11,7 @@ from fp8lab.cli.common import CliError, write_json_output
 from fp8lab.cli.detect_cmd import scales_arg
 from fp8lab.cli.engine import add_engine_args, open_engine
 from fp8lab.detect import bf16_exposing, describe_sweep, log_scales, seed_scores, sweep
-from fp8lab.formats import FORMATS
+from fp8lab.formats import FP8_FORMATS
 from fp8lab.gates import EXIT_CODES
 
 __all__ = ["add_parser", "run"]
@@ -35,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     p.add_argument("--lo", type=positive_float_arg, default=2.0**-20, help="smallest scale")
     p.add_argument("--hi", type=positive_float_arg, default=2.0**20, help="largest scale")
-    p.add_argument("--format", default="e4m3fn", choices=sorted(FORMATS), help="fp8 format")
+    p.add_argument("--format", default="e4m3fn", choices=sorted(FP8_FORMATS), help="fp8 format")
     p.add_argument(
         "--workers", type=workers_arg, default=None, help="processes (default: one per core)"
     )

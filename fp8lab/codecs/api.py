@@ -55,7 +55,9 @@ def encode(
 
     Raises:
         TypeError: for a dtype that is not a float type listed above.
-        ValueError: for an unknown format, NaN policy, method or engine.
+        ValueError: for an unknown format, NaN policy, method or engine; for
+            NaN input to a format without NaN codes, or ``saturate=False``
+            for a format with neither inf nor NaN (:mod:`fp8lab.codecs.policy`).
     """
     spec = get_format(fmt)
     policy = nan_policy(nan)
@@ -65,6 +67,8 @@ def encode(
         raise ValueError(f"engine {engine!r} not available; choose from {ENGINES}")
     codes = special_codes(spec, saturate=saturate, nan=policy)
     arr = as_encodable_array(x)
+    if not spec.nan_codes and _has_nan(arr):
+        raise ValueError(f"{spec.name} has no NaN code: NaN input cannot be encoded")
     if method == "scalar":
         out = encode_scalars(arr, spec, codes)
     elif method == "array" or arr.dtype == np.float64:
@@ -77,6 +81,11 @@ def encode(
         table = float32_table(spec, saturate, policy)
         out = encode_bfloat16_bits(arr.view(np.uint16), table)
     return np.asarray(out, np.uint8).reshape(arr.shape)  # a 0-d input stays a 0-d array
+
+
+def _has_nan(arr: np.ndarray) -> bool:
+    with np.errstate(invalid="ignore"):  # signalling NaN patterns stay NaN
+        return bool(np.isnan(arr).any())
 
 
 def _encode_float64_blocks(
@@ -94,17 +103,17 @@ def _encode_float64_blocks(
 
 @cache
 def decode_table(fmt: FormatSpec) -> npt.NDArray[np.float64]:
-    """The exact float64 value of all 256 codes, from the field layout; read-only."""
-    values = np.empty(256, np.float64)
-    for code in range(256):
-        magnitude = code & (fmt.sign_bit - 1)
+    """The exact float64 value of every one of ``fmt.code_count`` codes; read-only."""
+    values = np.empty(fmt.code_count, np.float64)
+    for code in range(fmt.code_count):
+        magnitude = code & fmt.magnitude_mask
         if fmt.is_nan_code(code):  # the NaN keeps the code's sign bit, as ml_dtypes does
             values[code] = -np.nan if code & fmt.sign_bit else np.nan
         elif fmt.inf_code is not None and magnitude == fmt.inf_code:
             values[code] = -np.inf if code & fmt.sign_bit else np.inf
         else:
             values[code] = float(fmt.exact_value(code))
-            if code == fmt.sign_bit:
+            if code == fmt.sign_bit and fmt.has_negative_zero:
                 values[code] = -0.0
     values.setflags(write=False)
     return values
@@ -113,21 +122,25 @@ def decode_table(fmt: FormatSpec) -> npt.NDArray[np.float64]:
 def decode(
     codes: Any, fmt: str | FormatSpec = "e4m3fn", dtype: npt.DTypeLike = np.float32
 ) -> np.ndarray:
-    """Decode fp8 codes to exact float32 or float64 values (OFP8 §5.2).
+    """Decode codes to exact float32 or float64 values (OFP8 §5.2).
 
     Raises:
         TypeError: for codes that are not uint8 (or the format's ml_dtypes
-            float8 array), or a ``dtype`` other than float32 / float64.
+            array), or a ``dtype`` other than float32 / float64.
+        ValueError: for a code at or above ``2**fmt.bits`` (fp4 and fp6 keep
+            one code per byte, in the low bits).
     """
     spec = get_format(fmt)
     out_dtype = np.dtype(dtype)
     if out_dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise TypeError(f"decode dtype must be float32 or float64, got {out_dtype}")
     arr = as_code_array(codes, spec)
+    if arr.size and int(arr.max()) >= spec.code_count:
+        raise ValueError(f"{spec.name} codes are below {spec.code_count}, got {int(arr.max())}")
     return decode_table(spec)[arr].astype(out_dtype)
 
 
 def as_ml_dtypes(codes: Any, fmt: str | FormatSpec = "e4m3fn") -> np.ndarray:
-    """View uint8 codes as the matching ``ml_dtypes`` float8 array (no copy)."""
+    """View uint8 codes as the matching ``ml_dtypes`` array (no copy)."""
     spec = get_format(fmt)
     return as_code_array(codes, spec).view(ml_dtypes_type(spec))

@@ -49,4 +49,4 @@ def as_code_array(codes: Any, fmt: FormatSpec) -> npt.NDArray[np.uint8]:
         return np.asarray(arr, order="C")
     if arr.dtype == ml_dtypes_type(fmt):
         return np.asarray(arr, order="C").view(np.uint8)
-    raise TypeError(f"codes must be uint8 (or ml_dtypes float8_{fmt.name}), got {arr.dtype}")
+    raise TypeError(f"codes must be uint8 (or the ml_dtypes type of {fmt.name}), got {arr.dtype}")

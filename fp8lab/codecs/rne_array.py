@@ -7,6 +7,11 @@ is found with integer shifts, and the magnitude's linear code index is
 ``(q - qmin) * 2**M + n`` with ``qmin = minexp - M``. The formula runs on
 across binades, so the carry of ``n == 2**(M+1)`` needs no special case,
 and an index above ``max_code`` is overflow (OFP8 §4.2, IEEE 754 §4.3.1).
+A format without subnormals (e8m0fnu) starts its codes at ``n = 2**M`` of the
+bottom binade, so its index is ``formula - 2**M``, and anything below its
+smallest value rounds up to it (it has no zero; OCP MX v1.0, E8M0 scale). With
+``M = 0`` a tie ``1.5 * 2**k`` rounds the integer significand 1.5 to the even
+2, so ties go to the larger power of two, as ml_dtypes does.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ def _magnitude_index(bits: npt.NDArray[np.int64], fmt: FormatSpec) -> npt.NDArra
     half = np.int64(1) << (shift - 1)
     n += (remainder > half) | ((remainder == half) & (n & 1 == 1))
     index: npt.NDArray[np.int64] = (quantum_exp - (fmt.minexp - mant_bits)) * (1 << mant_bits) + n
+    if not fmt.has_subnormals:
+        index = np.maximum(index - (1 << mant_bits), 0)
     return index
 
 
@@ -61,8 +68,11 @@ def encode_float64(x: npt.NDArray[np.float64], fmt: FormatSpec, codes: SpecialCo
     index[finite] = _magnitude_index(magnitude_bits[finite], fmt)
     out = index.astype(np.uint8)
     out[negative] |= np.uint8(fmt.sign_bit)
+    zero = (index == 0) if fmt.has_zero else (magnitude_bits == 0)
+    if codes.negative is not None:
+        out[negative & finite] = codes.negative
     for sign, mask in ((0, ~negative), (1, negative)):
-        out[mask & finite & (index == 0)] = codes.zero[sign]
+        out[mask & finite & zero] = codes.zero[sign]
         out[mask & finite & (index > fmt.max_code)] = codes.overflow[sign]
         out[mask & is_inf] = codes.inf[sign]
         out[mask & is_nan] = codes.nan[sign]

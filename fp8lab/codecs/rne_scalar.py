@@ -56,10 +56,14 @@ def _classify(bits: int, fmt: FormatSpec) -> tuple[int, str, int]:
     a = abs(Fraction(x))
     if a == 0:
         return sign, "zero", 0
+    if sign and not fmt.signed:
+        return sign, "negative", 0
     quantum_exp = max(_binade(a), fmt.minexp) - fmt.mantissa_bits
     n = _round_half_even(a / Fraction(2) ** quantum_exp)
     index = (quantum_exp - (fmt.minexp - fmt.mantissa_bits)) * (1 << fmt.mantissa_bits) + n
-    if index == 0:
+    if not fmt.has_subnormals:  # codes start at the bottom binade's 2**M; no zero to fall to
+        index = max(index - (1 << fmt.mantissa_bits), 0)
+    elif index == 0:
         return sign, "zero", 0
     if index > fmt.max_code:
         return sign, "overflow", 0
@@ -84,6 +88,8 @@ def _code(bits: int, fmt: FormatSpec, codes: SpecialCodes) -> int:
     sign, kind, index = _classify(bits, fmt)
     if kind == "finite":
         return index | (fmt.sign_bit if sign else 0)
+    if kind == "negative" and codes.negative is not None:
+        return codes.negative
     special: tuple[int, int] = getattr(codes, kind)
     return special[sign]
 

@@ -5,8 +5,10 @@ mantissa bits, so RNE of a float32 needs its sign, exponent, the kept bits, the
 guard bit (all inside the top 16 bits, which hold 7 mantissa bits) and whether
 any lower bit is set (the sticky bit). Subnormal targets move the rounding
 point up, never down, so the argument holds there too; float32 subnormals all
-round to ±0. The table is filled by the array twin on one representative per
-key, and the exhaustive proof checks the claim on all 2**32 inputs.
+round to ±0, except in e8m0fnu, whose smallest value 2**-127 is one (its
+rounding bits sit in the top 16 bits as well). The table is filled by the
+array twin on one representative per key, and the exhaustive proof checks
+the claim on all 2**32 inputs.
 
 The lookup has two engines with one contract: a numba loop (fast) and plain
 numpy (its twin, used when numba is absent or ``engine="numpy"``).

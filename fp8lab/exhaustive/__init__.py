@@ -9,6 +9,7 @@ from fp8lab.exhaustive.runner import (
     KERNEL_ERROR_EXIT,
     ExhaustiveRecord,
     default_workers,
+    proof_domain,
     run_exhaustive,
 )
 
@@ -26,6 +27,7 @@ __all__ = [
     "compare_chunk",
     "default_workers",
     "merge_chunks",
+    "proof_domain",
     "resolve_encoder",
     "run_exhaustive",
 ]

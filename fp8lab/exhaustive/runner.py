@@ -5,7 +5,12 @@ copies and classifies any disagreement (:mod:`fp8lab.exhaustive.chunks`).
 Workers are separate processes that resolve the encoders by name, so
 ``MODULE:FUNC`` encoders work as long as the module is importable.
 
-Outcomes: ``PASS`` (every pattern examined, no mismatch, every NaN code the
+A format without NaN codes (e2m1fn, e2m3fn, e3m2fn) has no answer for a NaN
+input, so its domain is the range minus the NaN patterns
+(:data:`fp8lab.refs.scan.NAN_PATTERN_RANGES`): the chunks skip them, and
+``examined`` counts the rest.
+
+Outcomes: ``PASS`` (every pattern of the domain examined, no mismatch, every NaN code the
 one its side is held to), ``FAIL``, or ``kernel-error`` (an encoder raised,
 exited, returned something that is not uint8 codes of the input's shape, or a
 worker process died); the record's ``fault`` says which and how.
@@ -25,12 +30,14 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import asdict, dataclass, field
 
-from fp8lab.coverage import CoverageError, covered_ranges
+from fp8lab.codecs import special_codes
+from fp8lab.coverage import CoverageError, covered_domain
 from fp8lab.exhaustive.chunks import DEFAULT_CHUNK, compare_chunk, exempt_sides, merge_chunks
 from fp8lab.exhaustive.encoders import resolve_encoder
-from fp8lab.formats import get_format
+from fp8lab.formats import FormatSpec, get_format
 from fp8lab.parallel import WorkerLostError, default_workers, run_tasks
 from fp8lab.progress import Progress
+from fp8lab.refs.scan import NAN_PATTERN_RANGES
 
 __all__ = [
     "ALL_PATTERNS",
@@ -38,6 +45,7 @@ __all__ = [
     "KERNEL_ERROR_EXIT",
     "ExhaustiveRecord",
     "default_workers",
+    "proof_domain",
     "run_exhaustive",
 ]
 
@@ -90,6 +98,20 @@ class ExhaustiveRecord:
         return json.dumps(asdict(self), indent=2, sort_keys=True)
 
 
+def proof_domain(fmt: FormatSpec, start: int, stop: int) -> list[tuple[int, int]]:
+    """The sub-ranges of ``[start, stop)`` a proof for ``fmt`` examines, in order."""
+    if fmt.nan_codes:
+        return [(start, stop)]
+    out, lo = [], start
+    for nan_lo, nan_hi in NAN_PATTERN_RANGES:
+        if lo < min(nan_lo, stop):
+            out.append((lo, min(nan_lo, stop)))
+        lo = max(lo, nan_hi)
+    if lo < stop:
+        out.append((lo, stop))
+    return out
+
+
 def run_exhaustive(
     a: str,
     b: str,
@@ -123,14 +145,17 @@ def run_exhaustive(
 
     Raises:
         EncoderError: if an encoder cannot be resolved (checked before any work).
-        ValueError: for an empty or out-of-range pattern range.
+        ValueError: for an empty or out-of-range pattern range, or a policy
+            the format cannot take (``saturate=False`` without inf or NaN).
     """
     if not 0 <= start < stop <= ALL_PATTERNS:
         raise ValueError(f"pattern range [{start:#x}, {stop:#x}) is empty or outside 2**32")
     spec = get_format(fmt)
+    special_codes(spec, saturate=saturate, nan=nan)  # refuses a policy the format cannot take
+    ranges = proof_domain(spec, start, stop)
     notes = {n: resolve_encoder(n, spec.name, saturate, nan).policy_note for n in (a, b)}
     exempt = exempt_sides(a, b, spec.name, saturate, nan)
-    bounds = [(lo, min(lo + chunk, stop)) for lo in range(start, stop, chunk)]
+    bounds = [(lo, min(lo + chunk, hi)) for r_lo, hi in ranges for lo in range(r_lo, hi, chunk)]
     workers = workers or default_workers()
     report = (
         progress(f"exhaustive {a} vs {b} {spec.name} sat={saturate}", len(bounds))
@@ -153,18 +178,19 @@ def run_exhaustive(
     if not fault:
         try:
             ran = ((r.start, r.start + r.examined) for r in results)
-            covered = covered_ranges(ran, start, stop)
+            covered = covered_domain(ran, ranges)
         except CoverageError as exc:
             coverage_error = str(exc)
     by_class = dict(merged.by_class)
     nan_codes = by_class.pop("nan_code")
     mismatches = sum(by_class.values())
+    unexplained = merged.nan_code_unexplained
     if fault:
         status = KERNEL_ERROR
     elif (
         not coverage_error
-        and merged.examined == stop - start > 0
-        and mismatches == merged.nan_code_unexplained == 0
+        and merged.examined == sum(hi - lo for lo, hi in ranges) > 0
+        and mismatches == unexplained == 0
     ):
         status = "PASS"
     else:

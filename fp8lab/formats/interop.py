@@ -1,4 +1,4 @@
-"""The ml_dtypes dtype that stores a catalogue format (ml_dtypes naming)."""
+"""The ml_dtypes dtype that stores a catalogue format (ml_dtypes naming: ``float<bits>_<name>``)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ __all__ = ["ml_dtypes_type"]
 
 
 def ml_dtypes_type(fmt: FormatSpec) -> np.dtype:
-    """The ``ml_dtypes.float8_<name>`` dtype of ``fmt``.
+    """The ``ml_dtypes.float<bits>_<name>`` dtype of ``fmt`` (one code per byte).
 
     Raises:
         ValueError: if ml_dtypes has no such type.
     """
-    scalar_type = getattr(ml_dtypes, f"float8_{fmt.name}", None)
+    type_name = f"float{fmt.bits}_{fmt.name}"
+    scalar_type = getattr(ml_dtypes, type_name, None)
     if scalar_type is None:
-        raise ValueError(f"ml_dtypes has no float8_{fmt.name}")
+        raise ValueError(f"ml_dtypes has no {type_name}")
     dtype: np.dtype = np.dtype(scalar_type)
     return dtype

@@ -5,6 +5,7 @@ G1, G2 and G2h take a quant kernel; the gates in ``MATMUL_GATES`` take a matmul
 kernel; those in ``CHAIN_GATES`` a fused-chain kernel and the options ``chain``
 and ``recipe``. G2 and G2h compare a CPU kernel with fp8lab's CUDA upstream
 quant, so their built-in CPU kernel is the ``upstream`` port (``CUDA_GATE_CPU_KERNEL``).
+GQ (``run_gq``, Python API only for now) takes ``FUNC(x) -> (codes, scales)``.
 """
 
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from fp8lab.gates.g2 import run_g2
 from fp8lab.gates.g2h import run_g2h
 from fp8lab.gates.g3 import G3CaseStats, G3Report, run_g3, run_g3_report
 from fp8lab.gates.gf import GF_CHAINS, run_gf
+from fp8lab.gates.gq import GQ_INPUT_DTYPES, GQ_SCHEMES, run_gq
 from fp8lab.gates.records import (
     EXIT_CODES,
     CaseResult,
@@ -43,6 +45,8 @@ __all__ = [
     "G1_INPUT_DTYPES",
     "G1_SCALES",
     "GF_CHAINS",
+    "GQ_INPUT_DTYPES",
+    "GQ_SCHEMES",
     "GATES",
     "MATMUL_GATES",
     "G3CaseStats",
@@ -58,4 +62,5 @@ __all__ = [
     "run_g3",
     "run_g3_report",
     "run_gf",
+    "run_gq",
 ]

@@ -63,6 +63,7 @@ class GateResult:
     (G2, G2h: what NaN patterns became, the device's compute capability; GF:
     the chain, the recipe, the first failing step, the steps checked and the
     standalone-vs-recipe byte difference; README "Fused chains").
+    ``scheme`` and ``rule`` name what GQ checked; None for the other gates.
     """
 
     gate: str
@@ -81,6 +82,8 @@ class GateResult:
     nan_policy: str | None = None
     scope: str = ""
     measured: dict[str, Any] = field(default_factory=dict)
+    scheme: str | None = None
+    rule: str | None = None
 
     @classmethod
     def from_cases(

@@ -42,8 +42,14 @@ class KernelNanPolicy:
     source: str
 
     def codes(self, fmt: FormatSpec) -> tuple[int, int]:
-        """The codes for a +NaN and a -NaN input in ``fmt``."""
+        """The codes for a +NaN and a -NaN input in ``fmt``.
+
+        Raises:
+            ValueError: for a NaN code in a format without one.
+        """
         base = fmt.max_code if self.to_max else fmt.canonical_nan_code
+        if base is None:
+            raise ValueError(f"{fmt.name} has no NaN code")
         neg = base | fmt.sign_bit
         return {"+": (base, base), "-": (neg, neg), "input": (base, neg)}[self.sign]
 

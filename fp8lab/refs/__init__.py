@@ -12,6 +12,7 @@ from fp8lab.refs.scan import (
     scan_pattern_runs,
     scan_scalar,
 )
+from fp8lab.refs.schemes import reference_nvfp4_block_scales, reference_scheme_quant
 from fp8lab.refs.static_quant import reference_quant_static
 
 __all__ = [
@@ -20,6 +21,8 @@ __all__ = [
     "ml_dtypes_encode",
     "model_output_bits",
     "reference_quant_static",
+    "reference_nvfp4_block_scales",
+    "reference_scheme_quant",
     "scan_encode",
     "scan_pattern_range",
     "scan_pattern_runs",

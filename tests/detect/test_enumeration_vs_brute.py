@@ -7,7 +7,7 @@ from fp8lab.detect import brute_force, candidate_inputs, enumerate_exposing, mid
 from fp8lab.detect.brute import exposing_in_chunk
 from fp8lab.detect.kernels import resolve_kernel
 from fp8lab.detect.sweep import sweep_batch
-from fp8lab.formats import FORMATS
+from fp8lab.formats import FP8_FORMATS
 
 from .conftest import MANY_SCALES, TABLE
 
@@ -91,7 +91,7 @@ def test_candidates_are_symmetric_and_small() -> None:
     assert bits.size < 127 * 2 * 20
 
 
-@pytest.mark.parametrize("fmt", sorted(FORMATS))
+@pytest.mark.parametrize("fmt", sorted(FP8_FORMATS))
 @pytest.mark.parametrize("scale", [0.0092, 0.77, 3.0])
 def test_every_format_enumeration_brute_and_sweep_agree(fmt: str, scale: float) -> None:
     record = enumerate_exposing(scale, fmt=fmt)

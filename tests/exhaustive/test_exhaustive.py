@@ -11,6 +11,7 @@ from fp8lab.exhaustive import (
     EncoderError,
     classify_mismatches,
     compare_chunk,
+    proof_domain,
     run_exhaustive,
 )
 from fp8lab.formats import FORMATS
@@ -35,11 +36,13 @@ def test_chunks_of_the_proof_run_in_seconds(start: int, stop: int, other: str) -
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_ml_dtypes_agrees_outside_the_nan_class(fmt: str) -> None:
+    # ml_dtypes saturates exactly where a format has neither inf nor NaN (e2m1fn, e2m3fn, e3m2fn).
+    saturate = not FORMATS[fmt].nan_codes
     record = run_exhaustive(
         "fast",
         "ml_dtypes",
         fmt,
-        saturate=False,
+        saturate=saturate,
         nan="canonical",
         start=0xFF00_0000,
         stop=ALL_PATTERNS,
@@ -49,11 +52,13 @@ def test_ml_dtypes_agrees_outside_the_nan_class(fmt: str) -> None:
     assert record.mismatches == 0, record.examples
     has_negative_nan = bool(FORMATS[fmt].nan_codes - {FORMATS[fmt].canonical_nan_code})
     assert (record.nan_code_mismatches > 0) == has_negative_nan
+    # Without NaN codes the NaN patterns are outside the domain: [0xFF000000, 0xFF800001) remains.
+    assert record.examined == (0x80_0001 if saturate else 0x100_0000)
     keep = run_exhaustive(
         "fast",
         "ml_dtypes",
         fmt,
-        saturate=False,
+        saturate=saturate,
         nan="keep-sign",
         start=0xFF00_0000,
         stop=ALL_PATTERNS,
@@ -143,3 +148,37 @@ def test_wrong_output_from_a_user_encoder_is_an_error() -> None:
     )
     assert result.examined == 0
     assert "tests.defects:returns_float" in result.fault and "want uint8" in result.fault
+
+
+def test_proof_domain_skips_nan_patterns_only_where_the_format_has_no_nan() -> None:
+    assert proof_domain(FORMATS["e4m3fn"], 0, ALL_PATTERNS) == [(0, ALL_PATTERNS)]
+    assert proof_domain(FORMATS["e2m1fn"], 0, ALL_PATTERNS) == [
+        (0, 0x7F80_0001),
+        (0x8000_0000, 0xFF80_0001),
+    ]
+    assert proof_domain(FORMATS["e2m1fn"], 0x7F80_0005, 0x7F80_0009) == []
+    with pytest.raises(ValueError, match="saturate=True"):
+        run_exhaustive("fast", "scan", "e2m1fn", saturate=False, start=0, stop=16)
+
+
+def test_a_planted_tie_defect_in_an_mx_format_goes_red() -> None:
+    """e8m0fnu ties go up; an encoder that sends them to the even code is caught."""
+    record = run_exhaustive(
+        "fast",
+        "tests.exhaustive.test_exhaustive:e8m0_ties_to_even_code",
+        "e8m0fnu",
+        saturate=True,
+        start=0x3FC0_0000 - 8,
+        stop=0x3FC0_0000 + 8,
+        workers=1,
+    )
+    assert record.status == "FAIL" and record.mismatches_by_class["tie"] == 1
+
+
+def e8m0_ties_to_even_code(x: np.ndarray) -> np.ndarray:
+    """A defective e8m0fnu encoder: 1.5 (a tie) goes to code 127, the even one."""
+    from fp8lab.codecs import encode
+
+    out = encode(x, "e8m0fnu", saturate=True)
+    out[x == np.float32(1.5)] = 127
+    return out

@@ -10,8 +10,10 @@ import fp8lab
 
 PACKAGE = Path(fp8lab.__file__).parent
 STDLIB = set(sys.stdlib_module_names)
-# fp8lab.chains.recipe is declaration only (standard library), read by refs and ports alike.
-REFERENCE_ALLOWED = {"numpy", "fp8lab.formats", "fp8lab.refs", "fp8lab.chains.recipe"}
+# fp8lab.chains.recipe is declaration only (standard library), read by refs and ports alike;
+# so are the scale rules (fp8lab.schemes.rules, nvfp4_rules).
+RULE_DATA = {"fp8lab.schemes.rules", "fp8lab.schemes.nvfp4_rules"}
+REFERENCE_ALLOWED = {"numpy", "fp8lab.formats", "fp8lab.refs", "fp8lab.chains.recipe", *RULE_DATA}
 ORACLE_ALLOWED = REFERENCE_ALLOWED | {"ml_dtypes"}
 NEVER_IN_PACKAGE = {"pytest", "hypothesis", "papermill", "notebooks", "tests"}
 NOTEBOOK_RUNNER = PACKAGE / "evidence" / "notebooks.py"  # the one module allowed papermill
@@ -54,7 +56,7 @@ def test_references_import_only_formats_numpy_and_stdlib() -> None:
         checked.add(path.name)
     # G3's order-faithful models (accumulators, decode and epilogue) are among them.
     assert {"gemm_accumulators.py", "gemm_model.py", "reference.py"} <= checked
-    assert {"chain_ref.py", "exact_float.py"} <= checked
+    assert {"chain_ref.py", "exact_float.py", "schemes.py", "float32_exact.py"} <= checked
     assert len(checked) >= 9
 
 
@@ -69,6 +71,15 @@ def test_gf_reaches_no_port_or_kernel_code() -> None:
     kernel_side = {"fp8lab.chains.ports", "fp8lab.kernels", "fp8lab.codecs", "fp8lab.mutants"}
     bad = {m for m in found if any(m == k or m.startswith(k + ".") for k in kernel_side)}
     assert not bad, bad
+
+
+def test_scale_rules_are_data_and_the_schemes_package_loads_no_port() -> None:
+    for module in RULE_DATA:
+        path = PACKAGE / "schemes" / f"{module.rsplit('.', 1)[1]}.py"
+        found = imported_modules(path)
+        assert all(m.split(".")[0] in STDLIB for m in found), f"{path.name} imports {found}"
+    init = imported_modules(PACKAGE / "schemes" / "__init__.py")
+    assert init <= RULE_DATA, f"fp8lab/schemes/__init__.py imports {init - RULE_DATA}"
 
 
 def test_g3_reaches_no_kernel_side_gemm_code() -> None:

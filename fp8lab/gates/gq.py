@@ -1,0 +1,197 @@
+"""Gate GQ (Python API): a dynamic or block-scaled quant kernel against its rule's exact reference.
+
+The kernel is ``FUNC(x) -> (codes, scales)`` with ``x`` float32 or bfloat16
+[M, K]; codes uint8 [M, K]; scales float32 [1] (per-tensor), [M]
+(per-token), [M, K/128] (per-group), or e8m0 bytes (uint8) [M, K/32]
+(mxfp8). Every word is checked bitwise against
+:func:`fp8lab.refs.reference_scheme_quant` under the rule the caller names
+(never one the kernel declares): codes bytewise, scales by their bytes. The
+cases are :func:`fp8lab.schemes.populations.scheme_population` x input dtype
+(for per-tensor, each row of a population case is a tensor of its own, so
+every constructed amax is a tensor's amax); each case is one kernel call, one
+assertion, and its label is the word class. The kernel gets
+private read-only copies (``fp8lab.guard``); every expectation is computed
+before the call; a raise, an exit or a malformed result fails that case.
+Vacuity guards: no words examined is a FAIL, and so is a run whose reference
+codes are zero in magnitude for half or more of the words.
+
+nvfp4 is not offered: its element path is not modelled yet
+(:mod:`fp8lab.schemes.nvfp4_rules`). The ``fp8lab gates --gate GQ`` command
+is not wired yet either; this is the Python API it will call.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from fp8lab.compare import compare_codes
+from fp8lab.formats import get_format
+from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender
+from fp8lab.guard import KernelFaultError, call_kernel
+from fp8lab.refs import reference_scheme_quant
+from fp8lab.schemes import Granularity, ScaleRule, get_rule
+from fp8lab.schemes.populations import scheme_population
+
+__all__ = ["GQ_INPUT_DTYPES", "GQ_SCHEMES", "run_gq"]
+
+GQ_INPUT_DTYPES = ("float32", "bfloat16")
+# scheme -> (granularity, block, scale format)
+GQ_SCHEMES: dict[str, tuple[Granularity, int | None, str]] = {
+    "per-tensor": (Granularity.TENSOR, None, "float32"),
+    "per-token": (Granularity.ROW, None, "float32"),
+    "per-group": (Granularity.BLOCK, 128, "float32"),
+    "mxfp8": (Granularity.BLOCK, 32, "e8m0fnu"),
+}
+_DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
+
+
+def _check_scheme(scheme: str, rule: ScaleRule) -> None:
+    if scheme not in GQ_SCHEMES:
+        raise ValueError(f"unknown scheme {scheme!r}; choose from {', '.join(GQ_SCHEMES)}")
+    granularity, block, scale_format = GQ_SCHEMES[scheme]
+    if (rule.granularity, rule.block, rule.scale_format) != (granularity, block, scale_format):
+        raise ValueError(f"rule {rule.name!r} does not describe the {scheme} scheme")
+
+
+def _malformed(got: object, want_codes: np.ndarray, want_scales: np.ndarray) -> str:
+    if not isinstance(got, tuple) or len(got) != 2:
+        return f"kernel returned {type(got).__name__}, want a (codes, scales) tuple"
+    for what, arr, want in (("codes", got[0], want_codes), ("scales", got[1], want_scales)):
+        if not isinstance(arr, np.ndarray):
+            return f"kernel returned {what} as {type(arr).__name__}, not a numpy array"
+        if arr.dtype != want.dtype or arr.shape != want.shape:
+            return f"kernel returned {what} {arr.dtype}{arr.shape}, want {want.dtype}{want.shape}"
+    return ""
+
+
+def _run_case(
+    func: Callable[[np.ndarray], Any],
+    label: str,
+    tag: str,
+    words: np.ndarray,
+    dtype_name: str,
+    rule: ScaleRule,
+    offenders: list[Offender],
+    by_class: Counter[str],
+    max_offenders: int,
+) -> tuple[CaseResult, int, int]:
+    name = f"{label}#{tag}/{dtype_name}"
+    x = words.astype(_DTYPES[dtype_name])  # the harness's own copy, never handed out
+    want_codes, want_scales = reference_scheme_quant(x.astype(np.float32), rule)
+    elem = get_format(rule.element)
+    n_words = want_codes.size + want_scales.size
+    nonzero = int(((want_codes & elem.magnitude_mask) != 0).sum())
+    try:
+        got = call_kernel(func, x)
+        error = _malformed(got, want_codes, want_scales)
+    except KernelFaultError as exc:
+        got, error = None, exc.reason
+    if error:
+        case = CaseResult(name, n_words, 1, 1, 0, 0, nonzero / want_codes.size, error)
+        return case, nonzero, want_codes.size
+    codes = np.array(got[0], np.uint8, copy=True)
+    scales = np.array(got[1], copy=True)
+    cmp = compare_codes(codes.reshape(-1), want_codes.reshape(-1), elem)
+    scale_bad = (
+        scales.view(np.uint8).reshape(scales.size, -1)
+        != want_scales.view(np.uint8).reshape(want_scales.size, -1)
+    ).any(axis=1)
+    mismatches = cmp.mismatches + int(scale_bad.sum())
+    by_class[label] += mismatches + cmp.nan_code_mismatches
+    flat = x.astype(np.float32).reshape(-1)
+    for i in np.flatnonzero(cmp.mismatch | cmp.nan_code)[: max(0, max_offenders - len(offenders))]:
+        got_c, want_c = f"{codes.reshape(-1)[i]:#04x}", f"{want_codes.reshape(-1)[i]:#04x}"
+        offenders.append(Offender(name, label, int(i), f"{flat[i]!r}", got_c, want_c))
+    for j in np.flatnonzero(scale_bad)[: max(0, max_offenders - len(offenders))]:
+        got_s, want_s = repr(scales.reshape(-1)[j]), repr(want_scales.reshape(-1)[j])
+        offenders.append(Offender(name, label, int(j), f"scale[{j}]", got_s, want_s))
+    failed = int(mismatches + cmp.nan_code_mismatches > 0)
+    result = CaseResult(
+        name, n_words, 1, failed, mismatches, cmp.nan_code_mismatches, nonzero / want_codes.size
+    )
+    return result, nonzero, want_codes.size
+
+
+def run_gq(
+    func: Callable[[np.ndarray], Any],
+    *,
+    scheme: str,
+    rule: str | ScaleRule,
+    kernel_name: str = "kernel",
+    seed: int = 0,
+    input_dtypes: Sequence[str] = GQ_INPUT_DTYPES,
+    max_offenders: int = 8,
+) -> GateResult:
+    """Run GQ on ``func`` for ``scheme`` under ``rule``.
+
+    Raises:
+        ValueError: for an unknown scheme, rule or input dtype, or a rule that
+            does not describe the scheme.
+    """
+    spec = get_rule(rule)
+    _check_scheme(scheme, spec)
+    unknown = set(input_dtypes) - set(_DTYPES)
+    if unknown:
+        raise ValueError(f"unknown input dtypes {sorted(unknown)}; use {GQ_INPUT_DTYPES}")
+    offenders: list[Offender] = []
+    by_class: Counter[str] = Counter()
+    cases: list[CaseResult] = []
+    nonzero = codes = 0
+    tensors = [
+        (label, part)
+        for label, words in scheme_population(spec.element, seed)
+        for part in (words if spec.granularity is Granularity.TENSOR else [words])
+    ]
+    for i, (label, words) in enumerate(tensors):
+        for d in input_dtypes:
+            case, nz, n = _run_case(
+                func,
+                label,
+                f"{i}",
+                words.reshape(1, -1) if words.ndim == 1 else words,
+                d,
+                spec,
+                offenders,
+                by_class,
+                max_offenders,
+            )
+            cases.append(case)
+            nonzero, codes = nonzero + nz, codes + n
+    status, reason = _verdict(cases, nonzero, codes)
+    return GateResult(
+        gate="GQ",
+        kernel=kernel_name,
+        status=status,
+        reason=reason,
+        cases=len(cases),
+        assertions=sum(c.assertions for c in cases),
+        assertions_failed=sum(c.assertions_failed for c in cases),
+        words=sum(c.words for c in cases),
+        mismatches=sum(c.mismatches for c in cases),
+        nan_code_mismatches=sum(c.nan_code_mismatches for c in cases),
+        mismatches_by_class=dict(sorted(by_class.items())),
+        first_offenders=tuple(offenders),
+        case_results=tuple(cases),
+        scheme=scheme,
+        rule=spec.name,
+    )
+
+
+def _verdict(cases: Sequence[CaseResult], nonzero: int, codes: int) -> tuple[GateStatus, str]:
+    words = sum(c.words for c in cases)
+    if not cases or words == 0:
+        return GateStatus.FAIL, "examined nothing"
+    errors = [f"{c.name}: {c.error}" for c in cases if c.error]
+    if errors:
+        return GateStatus.FAIL, "; ".join(errors[:3])
+    if nonzero * 2 <= codes:
+        return GateStatus.FAIL, "vacuous: reference codes mostly zero"
+    bad = [c.name for c in cases if c.assertions_failed]
+    if bad:
+        return GateStatus.FAIL, f"mismatches in {len(bad)} of {len(cases)} cases"
+    return GateStatus.PASS, ""

@@ -1,0 +1,101 @@
+"""Exact float32 arithmetic for the references: one rounding per operation, from IEEE 754.
+
+Values are Python floats that hold float32 values exactly. Each operation
+forms the exact result in ``fractions.Fraction`` and rounds it once to float32
+(roundTiesToEven, IEEE 754 §4.3.1; overflow to ±inf, gradual underflow), with
+the special cases of §6 (NaN, infinities, signed zeros) written out. ``fmaxf``
+and ``fminf`` are C99 F.9.9.2-3: a NaN operand is ignored unless both are NaN.
+Nothing here calls numpy's float32 arithmetic, which the ports use.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from fractions import Fraction
+
+__all__ = ["bits_of", "f32", "f32_div", "f32_mul", "fmaxf", "fminf", "from_bits", "round_f32"]
+
+_MIN_EXP = -126  # float32 smallest normal exponent
+_MANT = 23
+_OVERFLOW = Fraction(2) ** 128 - Fraction(2) ** (127 - 24)  # max + half ulp: rounds to inf
+
+
+def bits_of(x: float) -> int:
+    """The float32 bit pattern of ``x`` (which must be a float32 value)."""
+    return int(struct.unpack("<I", struct.pack("<f", x))[0])
+
+
+def from_bits(bits: int) -> float:
+    """The float32 with bit pattern ``bits``, as a Python float."""
+    return float(struct.unpack("<f", struct.pack("<I", bits))[0])
+
+
+def round_f32(value: Fraction, negative: bool) -> float:
+    """RNE of the exact magnitude ``value`` to float32, signed; overflow gives ±inf."""
+    sign = -1.0 if negative else 1.0
+    if value == 0:
+        return math.copysign(0.0, sign)
+    if value >= _OVERFLOW:
+        return sign * math.inf
+    e = value.numerator.bit_length() - value.denominator.bit_length()
+    if Fraction(2) ** e > value:
+        e -= 1
+    quantum = Fraction(2) ** (max(e, _MIN_EXP) - _MANT)
+    q = value / quantum
+    n = q.numerator // q.denominator
+    rest = q - n
+    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n % 2 == 1):
+        n += 1
+    return sign * float(n * quantum)
+
+
+def f32(x: float) -> float:
+    """Round a Python float (float64) to float32 once."""
+    if math.isnan(x) or math.isinf(x):
+        return x
+    return round_f32(abs(Fraction(x)), math.copysign(1.0, x) < 0)
+
+
+def f32_mul(a: float, b: float) -> float:
+    """float32 ``a * b`` (IEEE 754 §6.1-6.3: inf * 0 is NaN)."""
+    negative = (math.copysign(1.0, a) < 0) != (math.copysign(1.0, b) < 0)
+    if math.isnan(a) or math.isnan(b):
+        return math.nan
+    if math.isinf(a) or math.isinf(b):
+        if a == 0 or b == 0:
+            return math.nan
+        return -math.inf if negative else math.inf
+    return round_f32(abs(Fraction(a) * Fraction(b)), negative)
+
+
+def f32_div(a: float, b: float) -> float:
+    """float32 ``a / b`` (IEEE 754 §6.1-6.3, §7.3: x/0 is ±inf, 0/0 and inf/inf NaN)."""
+    negative = (math.copysign(1.0, a) < 0) != (math.copysign(1.0, b) < 0)
+    if math.isnan(a) or math.isnan(b) or (a == 0 and b == 0):
+        return math.nan
+    if math.isinf(a):
+        return math.nan if math.isinf(b) else (-math.inf if negative else math.inf)
+    if math.isinf(b):
+        return -0.0 if negative else 0.0
+    if b == 0:
+        return -math.inf if negative else math.inf
+    return round_f32(abs(Fraction(a) / Fraction(b)), negative)
+
+
+def fmaxf(a: float, b: float) -> float:
+    """C99 ``fmaxf``: the larger; a NaN operand is ignored unless both are NaN."""
+    if math.isnan(a):
+        return b
+    if math.isnan(b):
+        return a
+    return a if a > b else b
+
+
+def fminf(a: float, b: float) -> float:
+    """C99 ``fminf``: the smaller; a NaN operand is ignored unless both are NaN."""
+    if math.isnan(a):
+        return b
+    if math.isnan(b):
+        return a
+    return a if a < b else b

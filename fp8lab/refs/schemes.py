@@ -1,0 +1,190 @@
+"""Exact reference for the scale rules of :mod:`fp8lab.schemes.rules`, in integers and Fractions.
+
+Written from the sources each rule cites, one float32 rounding per operation
+(:mod:`fp8lab.refs.float32_exact`), power-of-two steps from exact comparisons
+with ``2**k`` (never a floating ``log2``), and the element cast by the scan
+reference (SATFINITE, NaN to the canonical code). It reads the rule's fields
+and shares no code with the numpy port it checks.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import numpy.typing as npt
+
+from fp8lab.formats import get_format
+from fp8lab.refs.float32_exact import f32, f32_div, f32_mul, fmaxf, fminf
+from fp8lab.refs.scan import ScanPolicy, scan_encode
+from fp8lab.schemes.nvfp4_rules import Nvfp4Order, Nvfp4ScaleRule
+from fp8lab.schemes.rules import AmaxNan, Apply, Clamp, Granularity, Pow2, ScaleRule
+
+__all__ = ["reference_nvfp4_block_scales", "reference_scheme_quant"]
+
+_FLT_MAX = float(np.finfo(np.float32).max)
+
+_SATFINITE = ScanPolicy(saturate=True, keep_nan_sign=False)
+_E8M0_NAN = 255
+
+
+def _floor_log2(v: Fraction) -> int:
+    """The k with 2**k <= v < 2**(k+1), for v > 0."""
+    k = v.numerator.bit_length() - v.denominator.bit_length()
+    return k - 1 if Fraction(2) ** k > v else k
+
+
+def _ceil_log2(v: Fraction) -> int:
+    """The least k with 2**k >= v, for v > 0."""
+    k = _floor_log2(v)
+    return k if Fraction(2) ** k == v else k + 1
+
+
+def _max(a: float, b: float, rule: ScaleRule) -> float:
+    """The rule's scale-side max: ``fmaxf``, or NaN-propagating (torch)."""
+    if rule.amax_nan is AmaxNan.PROPAGATE and (math.isnan(a) or math.isnan(b)):
+        return math.nan
+    return fmaxf(a, b)
+
+
+def _min(a: float, b: float, rule: ScaleRule) -> float:
+    if rule.amax_nan is AmaxNan.PROPAGATE and (math.isnan(a) or math.isnan(b)):
+        return math.nan
+    return fminf(a, b)
+
+
+def _amax(block: list[float], rule: ScaleRule) -> float:
+    amax = f32(rule.amax_init)
+    for v in block:
+        amax = _max(amax, abs(v), rule)
+    if rule.amax_floor is not None:
+        amax = _max(amax, f32(rule.amax_floor), rule)
+    if rule.scale_ub is not None:
+        amax = _min(amax, f32(rule.scale_ub), rule)
+    return amax
+
+
+def _ceil_pow2_float32(s: float) -> float:
+    """VLLM UE8M0: fmaxf(|s|, 1e-10f), then the least power of two >= it (inf stays inf)."""
+    s = fmaxf(abs(s), f32(1e-10))
+    if math.isinf(s):
+        return s
+    k = _ceil_log2(Fraction(s))
+    return math.inf if k > 127 else float(Fraction(2) ** k)
+
+
+def _e8m0_byte(amax: float, rule: ScaleRule, elem_max: float) -> int:
+    """OCP MX FLOOR or RCEIL scale byte (bias 127; 0xFF NaN for a non-finite input)."""
+    elem = get_format(rule.element)
+    if rule.pow2 is Pow2.OCP_FLOOR:
+        if not math.isfinite(amax):
+            return _E8M0_NAN
+        # A zero (or float32-subnormal) amax reads exponent field 0, i.e. -127 (torchao FLOOR).
+        e = _floor_log2(Fraction(amax)) if amax >= 2.0**-126 else -127
+        return min(max(e - (elem.maxexp - 1), -127), 128) + 127
+    d = _scale_from(amax, elem_max, rule)
+    if not math.isfinite(d):
+        return _E8M0_NAN
+    if d <= 2.0**-127:
+        return 0
+    return _ceil_log2(Fraction(d)) + 127
+
+
+def _scale_from(amax: float, elem_max: float, rule: ScaleRule) -> float:
+    if rule.scale_from is Apply.DIVIDE:
+        return f32_div(amax, elem_max)
+    return f32_mul(amax, f32_div(1.0, elem_max))
+
+
+def _blocks(shape: tuple[int, int], rule: ScaleRule) -> tuple[int, int]:
+    """(blocks, elements per block) of a C-order [M, K] array under ``rule``."""
+    m, k = shape
+    if rule.granularity is Granularity.TENSOR:
+        return 1, m * k
+    if rule.granularity is Granularity.ROW:
+        return m, k
+    assert rule.block is not None
+    if k % rule.block:
+        raise ValueError(f"{rule.name}: K={k} is not a multiple of the block size {rule.block}")
+    return m * k // rule.block, rule.block
+
+
+def reference_scheme_quant(
+    x: np.ndarray, rule: ScaleRule
+) -> tuple[npt.NDArray[np.uint8], np.ndarray]:
+    """Codes and scales of ``x`` [M, K] under ``rule``, exactly.
+
+    Returns:
+        ``(codes, scales)``: uint8 codes [M, K]; float32 scales of shape [1]
+        (tensor), [M] (row) or [M, K/block], or e8m0 bytes (uint8) [M, K/block].
+
+    Raises:
+        ValueError: for a non-2-D input or a K the block does not divide.
+    """
+    if x.ndim != 2:
+        raise ValueError(f"{rule.name}: x must be [M, K], got shape {x.shape}")
+    elem = get_format(rule.element)
+    elem_max = float(elem.max)
+    n_blocks, size = _blocks(x.shape, rule)
+    flat = np.asarray(x, np.float32).reshape(n_blocks, size).tolist()
+    q = np.empty((n_blocks, size), np.float32)
+    byte_scale = rule.pow2 in (Pow2.OCP_FLOOR, Pow2.RCEIL)
+    scales = np.empty(n_blocks, np.uint8 if byte_scale else np.float32)
+    for b, block in enumerate(flat):
+        amax = _amax(block, rule)
+        if byte_scale:
+            byte = _e8m0_byte(amax, rule, elem_max)
+            scales[b] = byte
+            inv = math.nan if byte == _E8M0_NAN else float(Fraction(2) ** (127 - byte))
+            q[b] = [f32_mul(v, inv) for v in block]
+            continue
+        s = _scale_from(amax, elem_max, rule)
+        if rule.min_scale is not None:
+            s = _max(s, f32(rule.min_scale), rule)
+        if rule.pow2 is Pow2.CEIL_BITS:
+            s = _ceil_pow2_float32(s)
+        scales[b] = s
+        if rule.apply is Apply.DIVIDE:
+            row = [f32_div(v, s) for v in block]
+        else:
+            inv = f32_div(1.0, s)
+            row = [f32_mul(v, inv) for v in block]
+        q[b] = [_clamp(v, elem_max, rule.clamp) for v in row]
+    codes = scan_encode(q.reshape(x.shape), elem, _SATFINITE)
+    m, k = x.shape
+    shape = {Granularity.TENSOR: (1,), Granularity.ROW: (m,)}.get(
+        rule.granularity, (m, k // (rule.block or 1))
+    )
+    return codes, scales.reshape(shape)
+
+
+def _clamp(v: float, top: float, clamp: Clamp) -> float:
+    if clamp is Clamp.MIN_THEN_MAX:
+        return fmaxf(-top, fminf(v, top))
+    if clamp is Clamp.MAX_THEN_MIN:
+        return fminf(fmaxf(v, -top), top)
+    if clamp is Clamp.TORCH and not math.isnan(v):
+        return min(max(v, -top), top)
+    return v
+
+
+def reference_nvfp4_block_scales(
+    block_amax: np.ndarray, global_amax: float, rule: Nvfp4ScaleRule
+) -> npt.NDArray[np.uint8]:
+    """e4m3fn block-scale bytes of float32 ``block_amax`` under an NVFP4 rule, exactly."""
+    s_enc = fminf(f32_div(2688.0, f32(global_amax)), _FLT_MAX)
+    if f32(global_amax) == 0 or s_enc == 0:
+        s_enc = 1.0
+    rcp6 = f32_div(1.0, 6.0)
+    values = []
+    for amax in np.asarray(block_amax, np.float32).reshape(-1).tolist():
+        if rule.order is Nvfp4Order.DIVIDE:
+            s = fminf(f32_mul(f32_div(amax, 6.0), s_enc), _FLT_MAX)
+        elif rule.order is Nvfp4Order.RECIPROCAL:
+            s = f32_mul(f32_mul(amax, rcp6), s_enc)
+        else:
+            s = f32_mul(amax, f32_mul(s_enc, rcp6))
+        values.append(s)
+    wide = np.array(values, np.float32).reshape(np.shape(block_amax))
+    return scan_encode(wide, get_format("e4m3fn"), _SATFINITE)

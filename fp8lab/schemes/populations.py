@@ -1,0 +1,113 @@
+"""Seeded populations for the scale rules: the inputs where the rules and their bugs split.
+
+Each case is a float32 [rows, K] array (K a multiple of 128, so every block
+size in the catalogue tiles it) in which every 16-element block carries the
+case's constructed amax, so each granularity sees it:
+
+* ``random``: seeded normals over six decades, both signs;
+* ``ties``: amax ``M * 2**k`` (the scale is then exact for ``amax / M``) and
+  the other elements ``2**k`` times the midpoints between element magnitudes,
+  so they land on element-format ties after scaling;
+* ``near-ties``: amax ``M * c`` for scales ``c`` that are not powers of two,
+  and elements the float32 nearest ``midpoint * s`` and one ulp either side
+  (``s = float32(amax / M)``): where ``x / s`` and ``x * float32(1/s)`` split;
+* ``pow2-amax``: amax on ``2**j``, one float32 ulp below and above (where FLOOR
+  and RCEIL, and float ``log2`` and exponent bits, split), for ``j`` across the
+  float32 range, and ``M * 2**j`` likewise;
+* ``zero``, ``nan``, ``neg-nan``, ``inf``, ``subnormal`` (float32-subnormal
+  amax), ``at-max`` (amax = the element max) and ``negative`` rows.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import numpy.typing as npt
+
+from fp8lab.formats import FormatSpec, get_format
+
+__all__ = ["CASES", "scheme_population"]
+
+CASES = (
+    "random",
+    "ties",
+    "near-ties",
+    "pow2-amax",
+    "zero",
+    "nan",
+    "neg-nan",
+    "inf",
+    "subnormal",
+    "at-max",
+    "negative",
+)
+_SUB = 16  # the smallest block in the catalogue (NVFP4)
+
+
+def _tile(rows: list[list[float]], k: int) -> npt.NDArray[np.float32]:
+    """Repeat each 16-element pattern along K."""
+    out = np.array([(r * (k // len(r)))[:k] for r in rows], np.float64)
+    return out.astype(np.float32)
+
+
+def _with_amax(amaxes: list[float], rng: np.random.Generator, k: int) -> np.ndarray:
+    """One row per amax: the amax first in every 16-block, the rest below it."""
+    rows = []
+    for a in amaxes:
+        rest = (rng.uniform(-1.0, 1.0, _SUB - 1) * a).tolist()
+        rows.append([a, *rest])
+    return _tile(rows, k)
+
+
+def scheme_population(
+    element: str | FormatSpec, seed: int, k: int = 256
+) -> list[tuple[str, npt.NDArray[np.float32]]]:
+    """The labelled cases of :data:`CASES` for element format ``element``.
+
+    Raises:
+        ValueError: unless ``k`` is a positive multiple of 128.
+    """
+    if k <= 0 or k % 128:
+        raise ValueError(f"K must be a positive multiple of 128, got {k}")
+    fmt = get_format(element)
+    rng = np.random.default_rng(seed)
+    top = float(fmt.max)
+    mags = [float(fmt.magnitude_value(i)) for i in range(fmt.max_code + 1)]
+    mids = [(lo + hi) / 2 for lo, hi in itertools.pairwise(mags)]
+    cases: list[tuple[str, npt.NDArray[np.float32]]] = []
+    decades = rng.choice([1e-6, 1e-3, 1.0, 1e2, 1e4, 1e6], (8, 1))
+    cases.append(("random", (rng.standard_normal((8, k)) * decades).astype(np.float32)))
+    tie_rows = []
+    for p in (-20, -3, 0, 4, 30):
+        picks = rng.choice(mids, _SUB - 1)
+        signs = rng.choice([-1.0, 1.0], _SUB - 1)
+        tie_rows.append([top * 2.0**p, *(picks * signs * 2.0**p).tolist()])
+    cases.append(("ties", _tile(tie_rows, k)))
+    near_rows = []
+    for c in (1.1, 3.0 / 7.0, 0.3, 5.9, 1e-3 / 3.0, 77.7):
+        amax = np.float32(top * c)
+        s = amax / np.float32(top)
+        x0 = (np.array(rng.choice(mids, 5), np.float32) * s).astype(np.float32)
+        trio = np.concatenate([x0, np.nextafter(x0, np.float32(0)), np.nextafter(x0, amax)])
+        near_rows.append([float(amax), *(trio * rng.choice([-1, 1], 15)).tolist()])
+    cases.append(("near-ties", _tile(near_rows, k)))
+    anchors = [2.0**j for j in (-126, -100, -40, -10, -1, 0, 1, 8, 9, 20, 100, 126)]
+    anchors += [top * 2.0**j for j in (-30, -1, 0, 1, 30)]
+    near = np.array(anchors, np.float32)
+    amaxes = np.concatenate(
+        [near, np.nextafter(near, np.float32(0)), np.nextafter(near, np.float32(np.inf))]
+    )
+    cases.append(("pow2-amax", _with_amax(amaxes.astype(np.float64).tolist(), rng, k)))
+    cases.append(("zero", np.zeros((2, k), np.float32)))
+    for label, special in (("nan", np.nan), ("neg-nan", -np.nan), ("inf", np.inf)):
+        base = (rng.standard_normal((2, k)) * 3.0).astype(np.float32)
+        base[:, 5 :: _SUB * 4] = special
+        cases.append((label, base))
+    sub = rng.uniform(-1.0, 1.0, (2, k)) * np.float32(1e-39)
+    cases.append(("subnormal", sub.astype(np.float32)))
+    at_max = rng.uniform(-top, top, (2, k)).astype(np.float32)
+    at_max[:, ::_SUB] = np.float32(top)
+    cases.append(("at-max", at_max))
+    cases.append(("negative", -np.abs(rng.standard_normal((2, k))).astype(np.float32)))
+    return cases

@@ -1,0 +1,60 @@
+"""GQ on the built-in ports: every rule's port passes its own scheme, and the record says so."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fp8lab.gates import GQ_SCHEMES, GateStatus, run_gq
+from fp8lab.schemes import RULES
+from fp8lab.schemes.populations import CASES
+from fp8lab.schemes.port import scheme_quant
+
+SCHEME_OF = {
+    "vllm-per-tensor": "per-tensor",
+    "vllm-per-token": "per-token",
+    "vllm-native-per-token": "per-token",
+    "vllm-per-group": "per-group",
+    "vllm-per-group-ue8m0": "per-group",
+    "ocp-floor": "mxfp8",
+    "rceil": "mxfp8",
+}
+
+
+def port_of(name: str):  # type: ignore[no-untyped-def]
+    return lambda x: scheme_quant(x, name)
+
+
+def test_every_rule_has_a_scheme() -> None:
+    assert set(SCHEME_OF) == set(RULES) and set(SCHEME_OF.values()) == set(GQ_SCHEMES)
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+def test_the_port_passes_gq_and_the_record_counts_it(name: str) -> None:
+    result = run_gq(port_of(name), scheme=SCHEME_OF[name], rule=name, kernel_name=f"port:{name}")
+    assert result.status is GateStatus.PASS, result.reason
+    assert (result.gate, result.scheme, result.rule) == ("GQ", SCHEME_OF[name], name)
+    tensor = SCHEME_OF[name] == "per-tensor"  # each population row is a tensor of its own
+    assert result.cases == (2 * 84 if tensor else 2 * 11) and result.assertions == result.cases
+    assert result.words > 10_000 and result.mismatches == result.assertions_failed == 0
+    assert set(result.mismatches_by_class) == set(CASES)  # every class counted, each 0
+    assert set(result.mismatches_by_class.values()) == {0}
+    assert result.to_dict()["rule"] == name
+
+
+def test_gq_refuses_a_rule_of_another_scheme_and_unknown_names() -> None:
+    with pytest.raises(ValueError, match="does not describe the per-token scheme"):
+        run_gq(port_of("rceil"), scheme="per-token", rule="rceil")
+    with pytest.raises(ValueError, match="unknown scheme 'nvfp4'"):
+        run_gq(port_of("rceil"), scheme="nvfp4", rule="rceil")
+    with pytest.raises(ValueError, match="unknown input dtypes"):
+        run_gq(port_of("rceil"), scheme="mxfp8", rule="rceil", input_dtypes=["float16"])
+
+
+def test_the_other_gates_records_name_no_scheme() -> None:
+    from fp8lab.gates import run_g1
+    from fp8lab.kernels import BUILTIN_KERNELS
+
+    record = run_g1(next(iter(BUILTIN_KERNELS.values())), scales=(1.0,), shard_scales=())
+    assert record.to_dict()["scheme"] is None and record.to_dict()["rule"] is None
+    assert np.isfinite(record.words)

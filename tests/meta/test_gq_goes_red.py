@@ -1,0 +1,92 @@
+"""GQ goes red on planted defects, whatever the kernel does to its input or claims."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from fp8lab.gates import GateStatus, run_gq
+from fp8lab.gates.gq import _verdict
+from fp8lab.schemes import RULES, Apply, Clamp, Pow2
+from fp8lab.schemes.port import scheme_quant
+
+# rule -> (scheme, planted defect), the bug classes of issue 12 §5
+PLANTED = {
+    "vllm-per-tensor": ("per-tensor", {"clamp": Clamp.MAX_THEN_MIN}),
+    "vllm-per-token": ("per-token", {"min_scale": None}),
+    "vllm-native-per-token": ("per-token", {"apply": Apply.DIVIDE}),
+    "vllm-per-group": ("per-group", {"amax_floor": None}),
+    "vllm-per-group-ue8m0": ("per-group", {"pow2": Pow2.NONE}),
+    "ocp-floor": ("mxfp8", {"pow2": Pow2.RCEIL, "scale_from": Apply.RECIPROCAL}),
+    "rceil": ("mxfp8", {"pow2": Pow2.OCP_FLOOR}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLANTED))
+def test_a_planted_defect_fails_gq(name: str) -> None:
+    scheme, change = PLANTED[name]
+    bad = dataclasses.replace(RULES[name], **change)  # type: ignore[arg-type]
+    result = run_gq(lambda x: scheme_quant(x, bad), scheme=scheme, rule=name)
+    assert result.status is GateStatus.FAIL and result.mismatches + result.nan_code_mismatches > 0
+    assert result.first_offenders and any(result.mismatches_by_class.values())
+
+
+def test_one_flipped_scale_byte_fails() -> None:
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        codes, scales = scheme_quant(x, "rceil")
+        scales = scales.copy()
+        scales.reshape(-1)[0] ^= 1
+        return codes, scales
+
+    result = run_gq(kernel, scheme="mxfp8", rule="rceil", input_dtypes=["float32"])
+    assert result.status is GateStatus.FAIL
+    assert result.mismatches == result.cases  # one scale word per case
+
+
+def test_writing_into_the_input_changes_no_verdict() -> None:
+    def writes(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        out = scheme_quant(x, "vllm-per-group")
+        x.flags.writeable = True  # its own private copy: the harness never reads it
+        x[...] = 0
+        return out
+
+    def raises_on_write(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        x[0, 0] = 0  # read-only: numpy refuses, and the case fails
+        return scheme_quant(x, "vllm-per-group")
+
+    assert run_gq(writes, scheme="per-group", rule="vllm-per-group").status is GateStatus.PASS
+    failed = run_gq(raises_on_write, scheme="per-group", rule="vllm-per-group")
+    assert failed.status is GateStatus.FAIL and "read-only" in failed.reason
+
+
+def test_a_kernel_that_exits_or_returns_junk_fails_its_cases() -> None:
+    def exits(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        raise SystemExit(0)
+
+    def junk(x: np.ndarray) -> object:
+        codes, scales = scheme_quant(x, "vllm-per-token")
+        return codes, scales.astype(np.float64)
+
+    for func in (exits, junk):
+        result = run_gq(func, scheme="per-token", rule="vllm-per-token")
+        assert result.status is GateStatus.FAIL and result.assertions_failed == result.cases
+
+
+def test_the_rule_is_the_callers_not_the_kernels() -> None:
+    """A kernel cannot pass by declaring the rule it follows: GQ never asks."""
+
+    def kernel(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return scheme_quant(x, "vllm-native-per-token")
+
+    kernel.rule = "vllm-native-per-token"  # type: ignore[attr-defined]
+    assert run_gq(kernel, scheme="per-token", rule="vllm-per-token").status is GateStatus.FAIL
+
+
+def test_vacuity_guards() -> None:
+    assert _verdict([], 0, 0) == (GateStatus.FAIL, "examined nothing")
+    from fp8lab.gates import CaseResult
+
+    case = CaseResult("zero/float32", 10, 1, 0, 0, 0, 0.0)
+    assert _verdict([case], 0, 8)[1].startswith("vacuous")
