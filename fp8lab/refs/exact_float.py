@@ -27,6 +27,8 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
+from fp8lab.refs.float32_exact import round_f32
+
 __all__ = [
     "exp2_cr",
     "exp_cr",
@@ -37,8 +39,6 @@ __all__ = [
     "widen_bf16",
 ]
 
-_P, _EMIN, _EMAX = 24, -126, 127  # float32: precision, min normal and max exponent
-
 
 def _floor_log2(q: Fraction) -> int:
     e = q.numerator.bit_length() - q.denominator.bit_length()
@@ -47,18 +47,7 @@ def _floor_log2(q: Fraction) -> int:
 
 def round_fraction_f32(q: Fraction) -> float:
     """The float32 nearest ``q`` (ties to even), as a Python float; +-inf past the range."""
-    if q == 0:
-        return 0.0
-    sign, a = (-1.0 if q < 0 else 1.0), abs(q)
-    quantum = Fraction(2) ** (max(_floor_log2(a), _EMIN) - (_P - 1))
-    n, rem = divmod(a, quantum)
-    n = int(n)
-    if rem * 2 > quantum or (rem * 2 == quantum and n % 2 == 1):
-        n += 1
-    value = n * quantum
-    if value >= Fraction(2) ** (_EMAX + 1):
-        return sign * math.inf
-    return sign * float(value)
+    return round_f32(abs(q), q < 0) if q else 0.0
 
 
 def f32_neighbours(c: float) -> tuple[float, float]:
