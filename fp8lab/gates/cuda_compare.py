@@ -26,7 +26,7 @@ import ml_dtypes
 import numpy as np
 
 from fp8lab.formats import FORMATS
-from fp8lab.gates.records import CaseResult, GateStatus, Offender
+from fp8lab.gates.records import CaseResult, GateStatus, Offender, mostly_zero, screen
 from fp8lab.guard import KernelFaultError, call_kernel
 from fp8lab.kernels.protocol import QuantKernel
 from fp8lab.populations import g1_population
@@ -217,14 +217,9 @@ def encoder_cases(
 def verdict(quant: Sequence[CaseResult], encoder: Sequence[CaseResult]) -> tuple[GateStatus, str]:
     """FAIL on an error, a vacuous quant case, a failed assertion, or nothing examined."""
     cases = [*quant, *encoder]
-    if not cases or sum(c.words for c in cases) == 0:
-        return GateStatus.FAIL, "examined nothing"
-    errors = [f"{c.name}: {c.error}" for c in cases if c.error]
-    if errors:
-        return GateStatus.FAIL, "; ".join(errors[:3])
-    vacuous = [c.name for c in quant if c.nonzero_fraction <= 0.5]
-    if vacuous:
-        return GateStatus.FAIL, f"vacuous: CPU codes mostly zero in {', '.join(vacuous)}"
+    early = screen(cases, vacuous=mostly_zero(quant), what="CPU codes mostly zero")
+    if early:
+        return early
     bad_q = [c for c in quant if c.assertions_failed]
     bad_e = [c for c in encoder if c.assertions_failed]
     reasons = []
