@@ -68,7 +68,11 @@ FP8LAB_FN unsigned char fp8lab_cvt_e4m3(float x) {
 /* float -> e5m2 code, round to nearest even, SATFINITE. */
 FP8LAB_FN unsigned char fp8lab_cvt_e5m2(float x) {
 #if defined(FP8LAB_VIA_HEADER)
+#if defined(FP8LAB_PLANT_E5M2_NOSAT)
+    return (unsigned char)__nv_cvt_float_to_fp8(x, __NV_NOSAT, __NV_E5M2);
+#else
     return (unsigned char)__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2);
+#endif
 #else
     unsigned short pair;
     asm("{cvt.rn.satfinite.e5m2x2.f32 %0, %2, %1;}\n" : "=h"(pair) : "f"(x), "f"(0.0f));

@@ -38,6 +38,7 @@ __all__ = [
     "NAN_RANGES",
     "EncoderBackend",
     "NanTally",
+    "all_encoder_cases",
     "encoder_cases",
     "quant_cases",
     "verdict",
@@ -212,6 +213,31 @@ def encoder_cases(
             CaseResult(name, words, 2, sum(failed), mismatches, nan_codes, nonzero / max(words, 1))
         )
     return cases
+
+
+def all_encoder_cases(
+    backend: EncoderBackend,
+    encoders: Sequence[tuple[str, str]],
+    ranges: Sequence[tuple[int, int]],
+    offenders: list[Offender],
+    max_offenders: int,
+    chunk: int = ENCODER_CHUNK,
+) -> tuple[list[CaseResult], dict[str, int]]:
+    """:func:`encoder_cases` for each ``(format, nan_rule)``, and what NaN patterns became.
+
+    The first format's NaN counts keep their plain names ("nan->canonical"...);
+    the others' are prefixed with the format ("e5m2 nan->canonical"...).
+    """
+    cases: list[CaseResult] = []
+    measured: dict[str, int] = {}
+    for i, (fmt, nan_rule) in enumerate(encoders):
+        tally = NanTally()
+        cases += encoder_cases(
+            backend, fmt, ranges, nan_rule, offenders, max_offenders, tally, chunk
+        )
+        prefix = "" if i == 0 else f"{fmt} "
+        measured |= {prefix + key: n for key, n in tally.to_dict().items()}
+    return cases, measured
 
 
 def verdict(quant: Sequence[CaseResult], encoder: Sequence[CaseResult]) -> tuple[GateStatus, str]:

@@ -114,9 +114,14 @@ def test_g2_runs_its_launch_path_and_passes_a_faithful_device() -> None:
     cp = FakeCupy(host_library())
     result = run_g2(probe=lambda: ready(cp), patterns=SMALL)
     assert result.status is GateStatus.PASS, result.reason
-    assert result.cases == 14 + 2 and result.words == 14 * WORDS + sum(b - a for a, b in SMALL)
+    # Both device encoders (e4m3fn, e5m2) over each range.
+    assert result.cases == 14 + 2 * len(SMALL)
+    assert result.words == 14 * WORDS + 2 * sum(b - a for a, b in SMALL)
     assert result.measured["compute_capability"] == 90
     assert result.measured["nan->canonical"] == 0x4000 - 1
+    # The stand-in runs the host path: e5m2 NaN 0x7F, a NaN code but not fp8lab's 0x7E.
+    assert result.measured["e5m2 nan->canonical"] == 0
+    assert result.measured["e5m2 nan->not-nan"] == 0
     assert "cvt.rn.satfinite.e4m3x2.f32" in result.scope and cp.sources
 
 
