@@ -134,7 +134,12 @@ FP8LAB_FN unsigned short fp8lab_bf16_bits(float y) {
 FP8LAB_FN float fp8lab_gemm_one(const unsigned char *a, const unsigned char *b, long long i,
                                 long long j, long long k, float s_in, float s_w, int two_scalar) {
     float acc = 0.0f;
-    for (long long t = 0; t < k; ++t) {
+    for (long long s = 0; s < k; ++s) {
+#if defined(FP8LAB_PLANT_GEMM_REVERSED_K)
+        long long t = k - 1 - s;
+#else
+        long long t = s;
+#endif
         acc = acc + fp8lab_decode_e4m3(a[i * k + t]) * fp8lab_decode_e4m3(b[j * k + t]);
     }
     if (two_scalar) {

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import subprocess
 import sys
+import types
 from importlib.machinery import SourceFileLoader
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+
+from fp8lab.cuda.device import CudaProbe
+from fp8lab.gates import run_g2
+from tests.cuda.conftest import FakeCupy, host_library, needs_gxx
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gpu-check"
 
@@ -88,3 +94,48 @@ def test_install_pins_the_cuda_extra_and_prefers_carried_wheels(
     assert cmd[-1] == "cupy-cuda12x==14.2.0" and "--no-index" in cmd
     assert str(tmp_path / ".whl") in cmd
     assert outcome["ok"] is False and "no matching distribution" in str(outcome["error"])
+
+
+class FakeRuntime:
+    """The three runtime calls gpu-check makes, answered as an sm_90 device would."""
+
+    @staticmethod
+    def getDeviceProperties(index: int) -> dict[str, object]:  # noqa: N802
+        return {"name": b"Fake H200"}
+
+    @staticmethod
+    def driverGetVersion() -> int:  # noqa: N802
+        return 13000
+
+    @staticmethod
+    def runtimeGetVersion() -> int:  # noqa: N802
+        return 13000
+
+
+@needs_gxx
+@pytest.mark.parametrize("defects", [(), ("FP8LAB_PLANT_GEMM_REVERSED_K",)])
+def test_with_a_device_the_run_is_complete_and_the_device_gemm_is_gated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, defects: tuple[str, ...]
+) -> None:
+    script = load_script()
+    cp = FakeCupy(host_library(defects))
+    cp.cuda = types.SimpleNamespace(runtime=FakeRuntime())  # type: ignore[attr-defined]
+    cp.__version__ = "fake"  # type: ignore[attr-defined]
+    monkeypatch.setattr(script, "probe_cuda", lambda: CudaProbe(None, "", 90, cp))
+    monkeypatch.setattr(script, "encode_all_seconds", lambda cp: 0.25)
+    small = ((0x43E0_0000 - 4096, 0x43E0_0000 + 4096),)
+    monkeypatch.setattr(script, "run_g2", functools.partial(run_g2, patterns=small))
+    real_device = script.CudaDevice
+    monkeypatch.setattr(script, "CudaDevice", lambda cp: real_device(cp, defects))
+    code = script.main([str(tmp_path), "--no-install"])
+    record = json.loads((tmp_path / "gpu-check.json").read_text())
+    assert record["g2"]["status"] == "PASS" and record["device"]["name"] == "Fake H200"
+    kernels = [g["kernel"] for g in record["g3_device"]]
+    assert kernels == ["cuda-device/folded", "cuda-device/two_scalar"]
+    statuses = {g["status"] for g in record["g3_device"]}
+    (run,) = (tmp_path / "results" / "gate_g2").iterdir()
+    assert json.loads((run / "manifest.json").read_text())["status"] == "complete"
+    if defects:  # a GEMM summed backwards: G3 red, and so is the script's exit status
+        assert statuses == {"FAIL"} and code == 1
+    else:
+        assert statuses == {"PASS"} and code == 0
