@@ -49,10 +49,12 @@ def test_the_catalogue_names_every_builder_once() -> None:
     assert chain == sorted(CHAIN_MUTANTS) and len(chain) == 6  # issue 15 §5: 6 classes
 
 
+@pytest.mark.slow  # the catalogue run: GQ's exact reference, 17 runs
 def test_only_the_new_targets_run_under_gq_and_gf(judged: dict[str, MutantResult]) -> None:
     assert set(judged) == {m.id for m in NEW}
 
 
+@pytest.mark.slow  # the catalogue run: GQ's exact reference, 17 runs
 @pytest.mark.parametrize("spec", NEW, ids=lambda m: m.id)
 def test_killed_with_margin_by_its_gate(spec: object, judged: dict[str, MutantResult]) -> None:
     result = judged[spec.id]  # type: ignore[attr-defined]
@@ -63,6 +65,7 @@ def test_killed_with_margin_by_its_gate(spec: object, judged: dict[str, MutantRe
     assert result.diff.startswith("--- fp8lab.") and "\n+" in result.diff  # the patch is on record
 
 
+@pytest.mark.slow  # the catalogue run: GQ's exact reference, 17 runs
 def test_the_published_margins(judged: dict[str, MutantResult]) -> None:
     """README "Mutation" table: failed / run assertions (seeded populations, deterministic)."""
     got = {k: (r.failed_assertions, r.assertions) for k, r in judged.items()}
@@ -85,6 +88,7 @@ def test_the_published_margins(judged: dict[str, MutantResult]) -> None:
     }
 
 
+@pytest.mark.slow
 def test_chain_mutants_are_killed_on_bytes_alone() -> None:
     """Without the port's ``trace`` GF sees codes and residuals only: still >= 4 failed each."""
     from fp8lab.mutants.chain_mutants import CHAIN_BUILDERS, ChainSubject, gf_runner
@@ -114,6 +118,7 @@ def test_a_scheme_mutant_is_the_port_with_its_edit() -> None:
     assert scales.tobytes() == want_scales.tobytes()
 
 
+@pytest.mark.slow
 def test_mutate_runs_the_chain_catalogue_by_default_gates(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
