@@ -35,7 +35,7 @@ def test_the_port_passes_gq_and_the_record_counts_it(name: str) -> None:
     assert result.status is GateStatus.PASS, result.reason
     assert (result.gate, result.scheme, result.rule) == ("GQ", SCHEME_OF[name], name)
     tensor = SCHEME_OF[name] == "per-tensor"  # each population row is a tensor of its own
-    assert result.cases == (2 * 84 if tensor else 2 * 11) and result.assertions == result.cases
+    assert result.cases == (2 * 88 if tensor else 2 * 12) and result.assertions == result.cases
     assert result.words > 10_000 and result.mismatches == result.assertions_failed == 0
     assert set(result.mismatches_by_class) == set(CASES)  # every class counted, each 0
     assert set(result.mismatches_by_class.values()) == {0}
