@@ -58,7 +58,7 @@ def plot_scheme_errors(errors: Mapping[str, np.ndarray]) -> Figure:
         with np.errstate(divide="ignore"):
             logs = np.maximum(np.log10(e), floor)
         ax.hist(logs, bins=bins, histtype="step", label=name)
-    ax.set_xlabel(f"log10(|dequantized - x| / |x|) (exact at {floor:g}; 0: flushed to zero)")
+    ax.set_xlabel(f"log10(|dequantized - x| / |x|) (exact or below: at {floor:g}; 0: flushed)")
     ax.set_ylabel("elements")
     ax.set_yscale("log")
     ax.legend(fontsize=7)
