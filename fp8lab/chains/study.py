@@ -43,11 +43,6 @@ ISSUE_PAIRS = {
 ISSUE_PUBLISHED = {"vllm#52104": (910, 14_203), "vllm#49616": (988, 16_493)}
 
 
-def _gemma(chain: Chain) -> bool:
-    weight = chain.step("weight")
-    return weight is not None and weight.gemma
-
-
 def _rounds(chain: Chain) -> str:
     return " > ".join(f"{s.op}[{'+'.join(s.rounds) or '-'}]" for s in chain.steps)
 
@@ -129,7 +124,7 @@ def comparable_pairs() -> list[tuple[str, str]]:
     for chain in CHAINS:
         names = recipe_names(chain)
         for a, b in itertools.combinations(names, 2):
-            if _gemma(RECIPES[a]) == _gemma(RECIPES[b]):
+            if RECIPES[a].gemma() == RECIPES[b].gemma():
                 pairs.append((a, b))
     return pairs
 
