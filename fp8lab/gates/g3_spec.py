@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from fp8lab.gemm.protocol import VLLM_CPP_SPEC, MatmulSpec
 from fp8lab.refs.gemm_accumulators import MODELS
-from fp8lab.refs.gemm_model import EPILOGUES
+from fp8lab.refs.gemm_model import EPILOGUES, INFERRED
+from fp8lab.refs.gemm_tree import PRODUCTS
 
 __all__ = ["declared_spec", "describe_model"]
 
@@ -18,9 +19,9 @@ __all__ = ["declared_spec", "describe_model"]
 def declared_spec(kernel: object) -> MatmulSpec:
     """The model ``kernel`` claims: its ``spec`` (any object with the fields), else vllm.cpp's.
 
-    ``spec.accumulation`` must name a model in ``MODELS`` and ``spec.epilogue``
-    one of ``EPILOGUES``; ``epilogue`` and ``bf16_epilogue`` default as in
-    :class:`~fp8lab.gemm.protocol.MatmulSpec`.
+    ``spec.accumulation`` must name a model in ``MODELS`` (or be ``inferred``
+    with at least one tree) and ``spec.epilogue`` one of ``EPILOGUES``; the
+    other fields default as in :class:`~fp8lab.gemm.protocol.MatmulSpec`.
 
     Raises:
         ValueError: for a spec G3 cannot read, naming the known models.
@@ -30,17 +31,25 @@ def declared_spec(kernel: object) -> MatmulSpec:
         accumulation = getattr(spec, "accumulation", None)
         epilogue = getattr(spec, "epilogue", "folded")
         bf16 = getattr(spec, "bf16_epilogue", False)
+        trees = tuple(getattr(spec, "trees", ()))
+        products = getattr(spec, "products", "rounded")
     except Exception as exc:  # noqa: BLE001 - a broken attribute is the kernel's fault
         raise ValueError(f"kernel spec unreadable: {type(exc).__name__}: {exc}") from None
-    if accumulation not in MODELS or epilogue not in EPILOGUES or not isinstance(bf16, bool):
+    inferred = accumulation == INFERRED and bool(trees) and products in PRODUCTS
+    plain = accumulation in MODELS and products == "rounded"
+    if not (inferred or plain) or epilogue not in EPILOGUES or not isinstance(bf16, bool):
         raise ValueError(
             f"kernel spec {spec!r} names no known model: accumulation must be one of "
-            f"{sorted(MODELS)}, epilogue one of {list(EPILOGUES)}, bf16_epilogue a bool"
+            f"{sorted(MODELS)} (or {INFERRED!r} with trees and products in {list(PRODUCTS)}), "
+            f"epilogue one of {list(EPILOGUES)}, bf16_epilogue a bool"
         )
-    return MatmulSpec(accumulation=accumulation, epilogue=epilogue, bf16_epilogue=bf16)
+    return MatmulSpec(str(accumulation), epilogue, bf16, trees, products)
 
 
 def describe_model(spec: MatmulSpec) -> str:
     """``sequential accumulation, folded epilogue`` (+ ``, bf16 epilogue``)."""
     extra = ", bf16 epilogue" if spec.bf16_epilogue else ""
+    if spec.accumulation == INFERRED:
+        shapes = ", ".join("x".join(map(str, s)) for s, _ in spec.trees)
+        extra += f", {spec.products} products, trees for {shapes}"
     return f"{spec.accumulation} accumulation, {spec.epilogue} epilogue{extra}"

@@ -46,5 +46,7 @@ def model_matmul(
         accumulation=spec.accumulation,
         epilogue=spec.epilogue,
         bf16_epilogue=spec.bf16_epilogue,
+        trees=dict(spec.trees),
+        products=spec.products,
     )
     return bits.view(_VIEW[out])

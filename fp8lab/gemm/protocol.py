@@ -11,7 +11,7 @@ whose row or column holds one is NaN (vllm.cpp decodes then sums).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -48,11 +48,20 @@ class MatmulSpec:
             ``"prescaled"`` (operands scaled before the product, no epilogue).
         bf16_epilogue: the epilogue rounds to bfloat16 even for an f32 output,
             which is then the bfloat16 value widened (the CUDA variant).
+        trees: for ``accumulation="inferred"``: ((M, N, K), tree nodes)
+            pairs, the binary summation tree per shape (``SumTree.nodes``,
+            usually from :func:`fp8lab.gemm.order.inferred_spec`).
+        products: for ``inferred``: ``"rounded"`` (f32 products, then adds)
+            or ``"fused"`` (an FMA chain); see :mod:`fp8lab.refs.gemm_tree`.
     """
 
     accumulation: str = "sequential"
     epilogue: str = "folded"
     bf16_epilogue: bool = False
+    trees: tuple[tuple[tuple[int, int, int], tuple[tuple[int, ...], ...]], ...] = field(
+        default=(), repr=False
+    )
+    products: str = "rounded"
 
 
 VLLM_CPP_SPEC = MatmulSpec()

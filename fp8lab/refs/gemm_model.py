@@ -23,6 +23,10 @@ roundings:
   ``B' = f32(B·s_w)``, then multiplied and summed by the accumulation model,
   with no epilogue (issue 14: how torch's CPU ``_scaled_mm`` was reproduced;
   its products are no longer exact).
+* accumulation ``inferred``: the sum follows the binary tree stated for the
+  case's (M, N, K) in ``trees`` (usually inferred from the kernel, FPRev),
+  with ``products`` ``rounded`` or ``fused`` (an FMA chain):
+  :func:`fp8lab.refs.gemm_tree.tree_accumulate`.
 * bfloat16: the float32 bits rounded to their top 16 by integer RNE
   (add 0x7FFF plus the kept lsb, shift); a NaN becomes the quiet NaN
   0x7FC0 with its sign. ``bf16_epilogue``: an f32 output is that bfloat16
@@ -32,7 +36,8 @@ roundings:
 from __future__ import annotations
 
 import math
-from functools import cache
+from collections.abc import Callable, Mapping
+from functools import cache, partial
 from typing import Any
 
 import numpy as np
@@ -40,10 +45,12 @@ import numpy.typing as npt
 
 from fp8lab.formats import FORMATS
 from fp8lab.refs.gemm_accumulators import MODELS
+from fp8lab.refs.gemm_tree import PRODUCTS, TreeNodes, tree_accumulate
 
 __all__ = [
     "ACC_EPILOGUES",
     "EPILOGUES",
+    "INFERRED",
     "OUTPUT_BITS",
     "VLLM_SWAP_AB_MAX_M",
     "decode_e4m3fn",
@@ -53,6 +60,7 @@ __all__ = [
 ACC_EPILOGUES = ("folded", "two_scalar", "two_scalar_swapped", "vllm_cutlass")  # scale acc
 EPILOGUES = (*ACC_EPILOGUES, "prescaled")
 VLLM_SWAP_AB_MAX_M = 64
+INFERRED = "inferred"  # accumulation by a stated tree per (M, N, K)
 OUTPUT_BITS: dict[str, type[np.unsignedinteger[Any]]] = {"f32": np.uint32, "bf16": np.uint16}
 _FMT = FORMATS["e4m3fn"]
 
@@ -99,6 +107,21 @@ def _epilogue_f32(acc: np.ndarray, s_in: np.float32, s_w: np.float32, epilogue: 
     return _times(first, _times(second, acc))
 
 
+def _accumulator(
+    name: str,
+    shape: tuple[int, int, int],
+    trees: Mapping[tuple[int, int, int], TreeNodes] | None,
+    products: str,
+) -> Callable[[Any, Any], Any]:
+    if name != INFERRED:
+        return MODELS[name]
+    nodes = (trees or {}).get(shape)
+    if nodes is None:
+        have = sorted(trees or {})
+        raise ValueError(f"accumulation inferred: no tree for (M, N, K) = {shape}; have {have}")
+    return partial(tree_accumulate, nodes, products=products)
+
+
 def _bf16_bits(f32_bits: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint16]:
     u = f32_bits.astype(np.uint64)
     nan = (u & 0x7FFFFFFF) > 0x7F800000
@@ -118,6 +141,8 @@ def model_output_bits(
     accumulation: str = "sequential",
     epilogue: str = "folded",
     bf16_epilogue: bool = False,
+    trees: Mapping[tuple[int, int, int], TreeNodes] | None = None,
+    products: str = "rounded",
 ) -> np.ndarray:
     """The model's [M,N] output as bits: uint32 for "f32", uint16 for "bf16".
 
@@ -130,22 +155,28 @@ def model_output_bits(
         accumulation: a name in :data:`~fp8lab.refs.gemm_accumulators.MODELS`.
         epilogue: a name in :data:`EPILOGUES`.
         bf16_epilogue: round to bfloat16 even for an f32 output.
+        trees: for ``accumulation="inferred"``, the tree per (M, N, K).
+        products: for ``inferred``, ``rounded`` or ``fused``; else ``rounded``.
 
     Raises:
-        ValueError: for an unknown accumulation, epilogue or out_dtype, or
-            operands that are not [M,K] and [N,K] uint8 codes.
+        ValueError: for an unknown accumulation, epilogue, out_dtype or
+            products, no tree for this shape, or operands that are not
+            [M,K] and [N,K] uint8 codes.
     """
-    if accumulation not in MODELS:
+    if accumulation not in MODELS and accumulation != INFERRED:
         raise ValueError(f"unknown accumulation {accumulation!r}; have {sorted(MODELS)}")
+    if products not in PRODUCTS or (products != "rounded" and accumulation != INFERRED):
+        raise ValueError(f"products {products!r}: want {PRODUCTS}, fused only when inferred")
     if epilogue not in EPILOGUES or out_dtype not in OUTPUT_BITS:
         raise ValueError(f"want epilogue in {EPILOGUES} and out_dtype in {tuple(OUTPUT_BITS)}")
     a, b = decode_e4m3fn(a_codes), decode_e4m3fn(b_codes)
     si, sw = np.float32(s_in), np.float32(s_w)
+    accumulate = _accumulator(accumulation, (a.shape[0], b.shape[0], a.shape[1]), trees, products)
     with np.errstate(invalid="ignore", over="ignore", under="ignore"):
         if epilogue == "prescaled":
-            y = MODELS[accumulation](_times(si, a), _times(sw, b))
+            y = accumulate(_times(si, a), _times(sw, b))
         else:
-            y = _epilogue_f32(MODELS[accumulation](a, b), si, sw, epilogue)
+            y = _epilogue_f32(accumulate(a, b), si, sw, epilogue)
         y = np.ascontiguousarray(y)
     bits = y.astype(np.float32).view(np.uint32)
     if out_dtype == "bf16":
