@@ -160,7 +160,7 @@ def _run_case(
         model = model_output_bits(
             a, b, case.s_in, case.s_w, case.out, accumulation=spec.accumulation,
             epilogue=spec.epilogue, bf16_epilogue=spec.bf16_epilogue,
-            trees=dict(spec.trees), products=spec.products,
+            trees={s: (nodes, p) for s, nodes, p in spec.trees},
         ).reshape(-1)  # fmt: skip
     except ValueError as exc:  # the declared model has nothing for this case (no tree)
         return failed(f"model: {exc}", nonzero, slack)

@@ -31,25 +31,26 @@ def declared_spec(kernel: object) -> MatmulSpec:
         accumulation = getattr(spec, "accumulation", None)
         epilogue = getattr(spec, "epilogue", "folded")
         bf16 = getattr(spec, "bf16_epilogue", False)
-        trees = tuple(getattr(spec, "trees", ()))
-        products = getattr(spec, "products", "rounded")
+        trees = tuple(tuple(t) for t in getattr(spec, "trees", ()))
     except Exception as exc:  # noqa: BLE001 - a broken attribute is the kernel's fault
         raise ValueError(f"kernel spec unreadable: {type(exc).__name__}: {exc}") from None
-    inferred = accumulation == INFERRED and bool(trees) and products in PRODUCTS
-    plain = accumulation in MODELS and products == "rounded"
+    entries_ok = all(len(t) == 3 and t[2] in PRODUCTS for t in trees)
+    inferred = accumulation == INFERRED and bool(trees) and entries_ok
+    plain = accumulation in MODELS and not trees
     if not (inferred or plain) or epilogue not in EPILOGUES or not isinstance(bf16, bool):
         raise ValueError(
             f"kernel spec {spec!r} names no known model: accumulation must be one of "
-            f"{sorted(MODELS)} (or {INFERRED!r} with trees and products in {list(PRODUCTS)}), "
+            f"{sorted(MODELS)} with no trees, or {INFERRED!r} with trees of "
+            f"((M, N, K), nodes, products in {list(PRODUCTS)}); "
             f"epilogue one of {list(EPILOGUES)}, bf16_epilogue a bool"
         )
-    return MatmulSpec(str(accumulation), epilogue, bf16, trees, products)
+    return MatmulSpec(str(accumulation), epilogue, bf16, trees)
 
 
 def describe_model(spec: MatmulSpec) -> str:
     """``sequential accumulation, folded epilogue`` (+ ``, bf16 epilogue``)."""
     extra = ", bf16 epilogue" if spec.bf16_epilogue else ""
     if spec.accumulation == INFERRED:
-        shapes = ", ".join("x".join(map(str, s)) for s, _ in spec.trees)
-        extra += f", {spec.products} products, trees for {shapes}"
+        shapes = ", ".join(f"{'x'.join(map(str, s))} ({p} products)" for s, _, p in spec.trees)
+        extra += f", trees for {shapes}"
     return f"{spec.accumulation} accumulation, {spec.epilogue} epilogue{extra}"

@@ -46,7 +46,6 @@ def model_matmul(
         accumulation=spec.accumulation,
         epilogue=spec.epilogue,
         bf16_epilogue=spec.bf16_epilogue,
-        trees=dict(spec.trees),
-        products=spec.products,
+        trees={s: (nodes, p) for s, nodes, p in spec.trees},
     )
     return bits.view(_VIEW[out])

@@ -48,20 +48,19 @@ class MatmulSpec:
             ``"prescaled"`` (operands scaled before the product, no epilogue).
         bf16_epilogue: the epilogue rounds to bfloat16 even for an f32 output,
             which is then the bfloat16 value widened (the CUDA variant).
-        trees: for ``accumulation="inferred"``: ((M, N, K), tree nodes)
-            pairs, the binary summation tree per shape (``SumTree.nodes``,
-            usually from :func:`fp8lab.gemm.order.inferred_spec`).
-        products: for ``inferred``: ``"rounded"`` (f32 products, then adds)
-            or ``"fused"`` (an FMA chain); see :mod:`fp8lab.refs.gemm_tree`.
+        trees: for ``accumulation="inferred"``: ((M, N, K), nodes, products)
+            per shape: the binary summation tree (``SumTree.nodes``) and how
+            its products are rounded (``rounded``, ``fused``, ``fused_high``;
+            :mod:`fp8lab.refs.gemm_tree`), usually from
+            :func:`fp8lab.gemm.order.inferred_spec`.
     """
 
     accumulation: str = "sequential"
     epilogue: str = "folded"
     bf16_epilogue: bool = False
-    trees: tuple[tuple[tuple[int, int, int], tuple[tuple[int, ...], ...]], ...] = field(
+    trees: tuple[tuple[tuple[int, int, int], tuple[tuple[int, ...], ...], str], ...] = field(
         default=(), repr=False
     )
-    products: str = "rounded"
 
 
 VLLM_CPP_SPEC = MatmulSpec()

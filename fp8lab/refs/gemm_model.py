@@ -23,10 +23,9 @@ roundings:
   ``B' = f32(B·s_w)``, then multiplied and summed by the accumulation model,
   with no epilogue (issue 14: how torch's CPU ``_scaled_mm`` was reproduced;
   its products are no longer exact).
-* accumulation ``inferred``: the sum follows the binary tree stated for the
-  case's (M, N, K) in ``trees`` (usually inferred from the kernel, FPRev),
-  with ``products`` ``rounded`` or ``fused`` (an FMA chain):
-  :func:`fp8lab.refs.gemm_tree.tree_accumulate`.
+* accumulation ``inferred``: the sum follows the binary tree and product
+  rounding stated for the case's (M, N, K) in ``trees`` (usually inferred
+  from the kernel, FPRev): :func:`fp8lab.refs.gemm_tree.tree_accumulate`.
 * bfloat16: the float32 bits rounded to their top 16 by integer RNE
   (add 0x7FFF plus the kept lsb, shift); a NaN becomes the quiet NaN
   0x7FC0 with its sign. ``bf16_epilogue``: an f32 output is that bfloat16
@@ -110,15 +109,17 @@ def _epilogue_f32(acc: np.ndarray, s_in: np.float32, s_w: np.float32, epilogue: 
 def _accumulator(
     name: str,
     shape: tuple[int, int, int],
-    trees: Mapping[tuple[int, int, int], TreeNodes] | None,
-    products: str,
+    trees: Mapping[tuple[int, int, int], tuple[TreeNodes, str]] | None,
 ) -> Callable[[Any, Any], Any]:
     if name != INFERRED:
         return MODELS[name]
-    nodes = (trees or {}).get(shape)
-    if nodes is None:
+    entry = (trees or {}).get(shape)
+    if entry is None:
         have = sorted(trees or {})
         raise ValueError(f"accumulation inferred: no tree for (M, N, K) = {shape}; have {have}")
+    nodes, products = entry
+    if products not in PRODUCTS:
+        raise ValueError(f"products {products!r} for {shape}: want one of {PRODUCTS}")
     return partial(tree_accumulate, nodes, products=products)
 
 
@@ -141,8 +142,7 @@ def model_output_bits(
     accumulation: str = "sequential",
     epilogue: str = "folded",
     bf16_epilogue: bool = False,
-    trees: Mapping[tuple[int, int, int], TreeNodes] | None = None,
-    products: str = "rounded",
+    trees: Mapping[tuple[int, int, int], tuple[TreeNodes, str]] | None = None,
 ) -> np.ndarray:
     """The model's [M,N] output as bits: uint32 for "f32", uint16 for "bf16".
 
@@ -155,8 +155,7 @@ def model_output_bits(
         accumulation: a name in :data:`~fp8lab.refs.gemm_accumulators.MODELS`.
         epilogue: a name in :data:`EPILOGUES`.
         bf16_epilogue: round to bfloat16 even for an f32 output.
-        trees: for ``accumulation="inferred"``, the tree per (M, N, K).
-        products: for ``inferred``, ``rounded`` or ``fused``; else ``rounded``.
+        trees: for ``accumulation="inferred"``, (nodes, products) per (M, N, K).
 
     Raises:
         ValueError: for an unknown accumulation, epilogue, out_dtype or
@@ -165,13 +164,11 @@ def model_output_bits(
     """
     if accumulation not in MODELS and accumulation != INFERRED:
         raise ValueError(f"unknown accumulation {accumulation!r}; have {sorted(MODELS)}")
-    if products not in PRODUCTS or (products != "rounded" and accumulation != INFERRED):
-        raise ValueError(f"products {products!r}: want {PRODUCTS}, fused only when inferred")
     if epilogue not in EPILOGUES or out_dtype not in OUTPUT_BITS:
         raise ValueError(f"want epilogue in {EPILOGUES} and out_dtype in {tuple(OUTPUT_BITS)}")
     a, b = decode_e4m3fn(a_codes), decode_e4m3fn(b_codes)
     si, sw = np.float32(s_in), np.float32(s_w)
-    accumulate = _accumulator(accumulation, (a.shape[0], b.shape[0], a.shape[1]), trees, products)
+    accumulate = _accumulator(accumulation, (a.shape[0], b.shape[0], a.shape[1]), trees)
     with np.errstate(invalid="ignore", over="ignore", under="ignore"):
         if epilogue == "prescaled":
             y = accumulate(_times(si, a), _times(sw, b))

@@ -4,18 +4,22 @@ The tree is the canonical form :class:`fp8lab.gemm.order.SumTree` records
 (``nodes``: child ids, ``< K`` a leaf, ``K + t`` node t, root last), usually
 inferred from the kernel (FPRev; schemes-and-order §3.1). Written apart from
 the order package's own runner: numpy, the standard library and
-:mod:`fp8lab.refs` only. Two product roundings (``PRODUCTS``):
+:mod:`fp8lab.refs` only. Three product roundings (``PRODUCTS``):
 
 * ``rounded``: every product ``f32(a·b)`` is formed, then each node adds its
   two children once, RNE (``fp8lab.gemm.order.tree_matmul`` does the same).
 * ``fused``: an FMA chain (``acc = fmaf(a, b, acc)``, as sgemm kernels do).
   A node joining a partial sum and a leaf adds the exact product to the
-  partial, one rounding; a node of two leaves starts a chain: the smaller
-  leaf's product ``fmaf(a, b, 0)`` (rounded once) then the other fused into
-  it; a node of two partials adds them. Emulated exactly (round-to-odd in
+  partial, one rounding; a node of two leaves starts a chain from +0: the
+  smaller leaf's ``fmaf(a, b, 0)``, then the other leaf fused into it;
+  a node of two partials adds them. Emulated exactly (round-to-odd in
   float64, then RNE; :func:`fp8lab.refs.gemm_accumulators.sequential_fma`).
+* ``fused_high``: the same, but a node of two leaves starts from the larger
+  leaf's product ``f32(a·b)`` (a multiply) and fuses the smaller one in
+  (torch 2.13's CPU matmul for M = 1 does this; a canonical tree cannot say
+  which child came first, so this is a separate choice).
 
-For fp8 operands both give the same sums (the products are exact); after
+For fp8 operands all three give the same sums (the products are exact); after
 operand scaling (epilogue ``prescaled``) they differ.
 """
 
@@ -30,7 +34,7 @@ from fp8lab.refs.gemm_accumulators import _fma_round
 
 __all__ = ["PRODUCTS", "TreeNodes", "tree_accumulate"]
 
-PRODUCTS = ("rounded", "fused")
+PRODUCTS = ("rounded", "fused", "fused_high")
 TreeNodes = tuple[tuple[int, ...], ...]
 F32 = npt.NDArray[np.float32]
 
@@ -55,7 +59,7 @@ def tree_accumulate(nodes: Sequence[Sequence[int]], a: F32, b: F32, products: st
         nodes: the binary tree over K leaves, children before parents.
         a: A [M,K] float32.
         b: B [N,K] float32.
-        products: ``rounded`` or ``fused`` (see the module docstring).
+        products: one of :data:`PRODUCTS` (see the module docstring).
 
     Raises:
         ValueError: for operands that are not [M,K] and [N,K], a tree that
@@ -77,15 +81,19 @@ def tree_accumulate(nodes: Sequence[Sequence[int]], a: F32, b: F32, products: st
     if k == 1:
         return exact(0).astype(np.float32)
     values: dict[int, F32] = {}
-    zero = np.zeros((a.shape[0], b.shape[0]), np.float64)
     for t, (x, y) in enumerate(nodes):
         left, right = sorted((x, y))
         if products == "rounded" or (left >= k and right >= k):
             lv = values.pop(left) if left >= k else exact(left).astype(np.float32)
             rv = values.pop(right) if right >= k else exact(right).astype(np.float32)
             total = np.add(lv, rv, dtype=np.float32)
-        elif right < k:  # two leaves: fmaf(a, b, 0) for the smaller, the other fused in
-            total = _fma_round(exact(right), _fma_round(exact(left), zero).astype(np.float64))
+        elif right < k:  # two leaves: one product rounded, the other fused into it
+            if products == "fused":  # acc = +0, then fmaf twice: a -0 product starts as +0
+                start = _fma_round(exact(left), np.zeros_like(exact(left))).astype(np.float64)
+                total = _fma_round(exact(right), start)
+            else:  # t = f32(a·b) for the larger leaf, then fmaf
+                start = exact(right).astype(np.float32).astype(np.float64)
+                total = _fma_round(exact(left), start)
         else:  # a leaf fused into a partial
             total = _fma_round(exact(left), values.pop(right).astype(np.float64))
         values[k + t] = total

@@ -9,8 +9,8 @@ import pytest
 
 from fp8lab.gates import run_g3_report
 from fp8lab.gates.g3_spec import declared_spec
-from fp8lab.gemm import G3Case
-from fp8lab.gemm.order import inferred_spec, sequential_tree
+from fp8lab.gemm import G3Case, matmul_vllm_cpp
+from fp8lab.gemm.order import ProbeError, inferred_spec, sequential_tree
 from fp8lab.gemm.protocol import FunctionMatmulKernel, MatmulSpec
 from fp8lab.refs.gemm_tree import tree_accumulate
 from tests.gemm.order.prescaled_kernels import lanes_prescaled
@@ -19,9 +19,9 @@ CASES = [G3Case(4, 32, 64, 11, 0.035, 0.017, "f32"), G3Case(8, 16, 32, 12, 0.13,
 SHAPES = [(c.m, c.n, c.k) for c in CASES]
 
 
-def declared(products: str = "rounded") -> MatmulSpec:
+def declared(products: str | None = None) -> MatmulSpec:
     kernel = FunctionMatmulKernel("lanes_prescaled", lanes_prescaled)
-    return inferred_spec(kernel, SHAPES, epilogue="prescaled", products=products)[0]
+    return inferred_spec(kernel, SHAPES, epilogue="prescaled", products=products, seed=3)[0]
 
 
 def g3(spec: MatmulSpec) -> tuple[str, int, list[str]]:
@@ -37,16 +37,24 @@ def test_the_true_spec_passes() -> None:
 
 def test_a_planted_tree_defect_goes_red() -> None:
     spec = declared()
-    (shape, nodes), rest = spec.trees[0], spec.trees[1:]
-    planted = ((shape, sequential_tree(shape[2]).nodes), *rest)  # same leaves, other order
+    (shape, nodes, products), rest = spec.trees[0], spec.trees[1:]
+    planted = ((shape, sequential_tree(shape[2]).nodes, products), *rest)  # other order
     assert planted[0][1] != nodes
     status, mismatches, _ = g3(replace(spec, trees=planted))
     assert status == "FAIL" and mismatches > 0
 
 
-def test_declaring_fused_products_for_rounded_ones_goes_red() -> None:
-    status, mismatches, _ = g3(declared("fused"))
+@pytest.mark.parametrize("products", ["fused", "fused_high"])
+def test_declaring_fused_products_for_rounded_ones_goes_red(products: str) -> None:
+    status, mismatches, _ = g3(declared(products))
     assert status == "FAIL" and mismatches > 0
+
+
+def test_no_product_rounding_fits_a_kernel_that_scales_after_the_sum() -> None:
+    # at scales 1 it is a sequential sum; with the fit's scales its folded epilogue shows
+    folded = FunctionMatmulKernel("folded", matmul_vllm_cpp)
+    with pytest.raises(ProbeError, match="no product rounding"):
+        inferred_spec(folded, SHAPES[:1], epilogue="prescaled")
 
 
 def test_a_case_without_a_tree_fails_naming_it() -> None:
@@ -60,8 +68,9 @@ def test_a_case_without_a_tree_fails_naming_it() -> None:
     "spec",
     [
         MatmulSpec("inferred", "prescaled"),  # no trees
-        MatmulSpec("inferred", "prescaled", trees=(((1, 16, 2), ((0, 1),)),), products="odd"),
-        MatmulSpec("sequential", "folded", products="fused"),  # fused only when inferred
+        MatmulSpec("inferred", "prescaled", trees=(((1, 16, 2), ((0, 1),), "odd"),)),
+        MatmulSpec("inferred", "prescaled", trees=(((1, 16, 2), ((0, 1),)),)),  # no products
+        MatmulSpec("sequential", "folded", trees=(((1, 16, 2), ((0, 1),), "fused"),)),
     ],
 )
 def test_specs_g3_cannot_read_are_refused(spec: MatmulSpec) -> None:
