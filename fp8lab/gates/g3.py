@@ -161,6 +161,7 @@ def _run_case(
             a, b, case.s_in, case.s_w, case.out, accumulation=spec.accumulation,
             epilogue=spec.epilogue, bf16_epilogue=spec.bf16_epilogue,
             trees={s: (nodes, p) for s, nodes, p in spec.trees},
+            intermediate=spec.intermediate, swap_max_m=spec.swap_max_m,
         ).reshape(-1)  # fmt: skip
     except ValueError as exc:  # the declared model has nothing for this case (no tree)
         return failed(f"model: {exc}", nonzero, slack)

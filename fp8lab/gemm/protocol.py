@@ -53,6 +53,11 @@ class MatmulSpec:
             its products are rounded (``rounded``, ``fused``, ``fused_high``;
             :mod:`fp8lab.refs.gemm_tree`), usually from
             :func:`fp8lab.gemm.order.inferred_spec`.
+        intermediate: the epilogue's intermediate rounding: ``"f32"`` (alpha,
+            or the first scale multiply, rounded to float32) or ``"exact"``
+            (``RN(s_in·s_w·acc)`` rounded once; not with ``prescaled``).
+        swap_max_m: ``vllm_cutlass`` swaps A and B (so the scale order) for
+            M <= this (vLLM's SM90 dispatch: 64).
     """
 
     accumulation: str = "sequential"
@@ -61,6 +66,8 @@ class MatmulSpec:
     trees: tuple[tuple[tuple[int, int, int], tuple[tuple[int, ...], ...], str], ...] = field(
         default=(), repr=False
     )
+    intermediate: str = "f32"
+    swap_max_m: int = 64
 
 
 VLLM_CPP_SPEC = MatmulSpec()
