@@ -14,6 +14,7 @@ from fp8lab.plots.gemm import (
     plot_error_ratios,
 )
 from fp8lab.plots.mutants import plot_margins
+from fp8lab.plots.order import plot_sum_trees
 
 __all__ = [
     "plot_accumulation_deviation",
@@ -28,4 +29,5 @@ __all__ = [
     "plot_exposable_midpoints",
     "plot_margins",
     "plot_strength_vs_scale",
+    "plot_sum_trees",
 ]
