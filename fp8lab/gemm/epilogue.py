@@ -5,8 +5,8 @@
 * two_scalar_swapped: ``out = f32(s_w * f32(s_in * acc))``.
 * vllm_cutlass (vLLM SM90 CUTLASS): swapped for M <= 64 (swap_ab), else
   two_scalar (schemes-and-order §3.3).
-* intermediate ``exact``: ``RN(s_in·s_w·acc)`` rounded once, each output
-  formed as an exact ``fractions.Fraction`` (whatever the order).
+* intermediate ``exact``: ``RN(s_in·s_w·acc)`` rounded once, whatever the
+  order (:mod:`fp8lab.gemm.epilogue_exact`).
 * prescaled: the kernel scaled its operands before the product
   (:class:`~fp8lab.gemm.kernels.PortedMatmulKernel` does), so ``acc`` is
   the output as it stands.
@@ -19,45 +19,22 @@
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
+from fp8lab.gemm.epilogue_exact import scaled_exactly
 from fp8lab.gemm.protocol import MatmulSpec
 
 __all__ = ["BF16", "apply_epilogue", "folded_alpha"]
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
-SWAP_AB_MAX_M = 64  # vLLM scaled_mm_sm90_fp8_dispatch: swap_ab for M <= 64 (the spec default)
 
 
 def folded_alpha(s_in: np.float32, s_w: np.float32) -> np.float32:
     """``alpha = f32(s_in * s_w)``, one float32 rounding."""
     with np.errstate(over="ignore", under="ignore"):
         return np.float32(np.float32(s_in) * np.float32(s_w))
-
-
-def _scaled_exactly(acc: npt.NDArray[np.float32], s_in: np.float32, s_w: np.float32) -> np.ndarray:
-    scale = Fraction(float(s_in)) * Fraction(float(s_w))
-    out = [_to_f32(scale, float(v)) for v in acc.ravel()]
-    return np.array(out, np.float32).reshape(acc.shape)
-
-
-def _to_f32(scale: Fraction, v: float) -> np.float32:
-    """``RN_f32(scale·v)``, one rounding.
-
-    ``float(Fraction)`` rounds to float64 once; an inexact even result moves to
-    its odd neighbour toward the exact value (round-to-odd), then RNE to float32.
-    """
-    if not np.isfinite(v):
-        return np.float32(v * float(scale))
-    exact = scale * Fraction(v)
-    near = float(exact)
-    if Fraction(near) != exact and not np.float64(near).view(np.int64) & 1:
-        near = float(np.nextafter(near, np.inf if exact > Fraction(near) else -np.inf))
-    return np.float32(near)
 
 
 def apply_epilogue(
@@ -75,7 +52,7 @@ def apply_epilogue(
     acc = np.asarray(acc, np.float32)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         if spec.intermediate == "exact" and spec.epilogue != "prescaled":
-            out = _scaled_exactly(acc, s_in, s_w)
+            out = scaled_exactly(acc, s_in, s_w)
         elif spec.intermediate != "f32":
             raise ValueError(f"unknown intermediate {spec.intermediate!r} for {spec.epilogue}")
         elif spec.epilogue == "folded":

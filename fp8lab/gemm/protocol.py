@@ -67,7 +67,7 @@ class MatmulSpec:
         default=(), repr=False
     )
     intermediate: str = "f32"
-    swap_max_m: int = 64
+    swap_max_m: int = 64  # vLLM scaled_mm_sm90_fp8_dispatch: swap_ab for M <= 64
 
 
 VLLM_CPP_SPEC = MatmulSpec()
