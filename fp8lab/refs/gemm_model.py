@@ -22,8 +22,8 @@ roundings:
   ``intermediate``: ``f32`` rounds each step as above (alpha, or the first
   scale multiply: RN32 in ``RN_out(s_a·RN32(s_b·acc))``); ``exact`` keeps
   it exact, so every order gives ``RN_f32(s_in·s_w·acc)`` rounded once:
-  ``s_in·s_w`` is exact in float64 (48 bits) and is split into a 24-bit
-  head and tail, each product with ``acc`` is exact, and their sum is
+  ``s_in·s_w`` is exact in float64 (48 bits) and is cut into its top 24
+  bits and the rest, each product with ``acc`` is exact, and their sum is
   rounded once (round-to-odd in float64, then RNE). ``swap_max_m`` is
   vllm_cutlass's cut (swapped for M <= it; default 64).
   ``prescaled``: the operands are scaled first, ``A' = f32(A·s_in)``,
@@ -107,8 +107,9 @@ def _times(x: np.ndarray | np.float32, y: np.ndarray | np.float32) -> Any:
 def _scaled_once(acc: np.ndarray, s_in: np.float32, s_w: np.float32) -> Any:
     """``RN_f32(s_in·s_w·acc)``, one rounding (see the module docstring)."""
     alpha = np.float64(s_in) * np.float64(s_w)  # exact: 24 + 24 bits
-    head = np.float64(np.float32(alpha))
-    tail = alpha - head  # exact, at most 24 bits
+    frac, exp = math.frexp(float(alpha))
+    head = np.float64(math.ldexp(math.trunc(math.ldexp(frac, 24)), exp - 24))  # top 24 bits
+    tail = alpha - head  # exact: the other 24 bits
     acc64 = np.asarray(acc, np.float64)
     once = _fma_round(acc64 * head, acc64 * tail)  # both products exact
     direct = (acc64 * alpha).astype(np.float32)  # inf and NaN accumulators
@@ -120,8 +121,8 @@ def _epilogue_f32(
     s_in: np.float32,
     s_w: np.float32,
     epilogue: str,
-    intermediate: str,
-    swap_max_m: int,
+    intermediate: str = "f32",
+    swap_max_m: int = VLLM_SWAP_AB_MAX_M,
 ) -> Any:
     if intermediate == "exact":
         return _scaled_once(acc, s_in, s_w)

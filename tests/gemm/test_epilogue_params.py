@@ -61,3 +61,22 @@ def test_g3_passes_kernels_declaring_each_intermediate(intermediate: str) -> Non
     assert sum(c.bit_mismatches for c in report.cases) == 0
     assert report.result.status.name == "PASS"
     assert (intermediate == "exact") == ("exact intermediate" in report.model)
+
+
+def test_kernel_side_exact_scaling_rounds_once_across_the_range() -> None:
+    from fractions import Fraction
+
+    from fp8lab.gemm.epilogue_exact import scaled_exactly
+    from fp8lab.gemm.scalar import round_fraction_f32
+
+    rng = np.random.default_rng(9)
+    acc = (rng.standard_normal(1 << 11) * 2.0 ** rng.integers(-140, 120, 1 << 11)).astype(
+        np.float32
+    )
+    for s_in, s_w in [(0.035, 0.017), (3e-39, 0.5), (1e30, 1e10)]:
+        si, sw = np.float32(s_in), np.float32(s_w)
+        scale = Fraction(float(si)) * Fraction(float(sw))
+        with np.errstate(over="ignore", under="ignore"):
+            want = np.array([round_fraction_f32(scale * Fraction(float(v))) for v in acc])
+            got = scaled_exactly(acc, si, sw)
+        assert np.array_equal(got.view(np.uint32), want.astype(np.float32).view(np.uint32))
