@@ -8,6 +8,8 @@ G3 cannot read is refused with the reason, never replaced by the default.
 
 from __future__ import annotations
 
+from typing import Any
+
 from fp8lab.gemm.protocol import VLLM_CPP_SPEC, MatmulSpec
 from fp8lab.refs.gemm_accumulators import MODELS
 from fp8lab.refs.gemm_model import EPILOGUES, INFERRED, INTERMEDIATES, VLLM_SWAP_AB_MAX_M
@@ -31,12 +33,12 @@ def declared_spec(kernel: object) -> MatmulSpec:
         accumulation = getattr(spec, "accumulation", None)
         epilogue = getattr(spec, "epilogue", "folded")
         bf16 = getattr(spec, "bf16_epilogue", False)
-        trees = tuple(tuple(t) for t in getattr(spec, "trees", ()))
+        trees = tuple(_tree_entry(t) for t in getattr(spec, "trees", ()))
         intermediate = getattr(spec, "intermediate", "f32")
         swap_max_m = getattr(spec, "swap_max_m", VLLM_SWAP_AB_MAX_M)
     except Exception as exc:  # noqa: BLE001 - a broken attribute is the kernel's fault
         raise ValueError(f"kernel spec unreadable: {type(exc).__name__}: {exc}") from None
-    entries_ok = all(len(t) == 3 and t[2] in PRODUCTS for t in trees)
+    entries_ok = all(t[2] in PRODUCTS for t in trees)
     inferred = accumulation == INFERRED and bool(trees) and entries_ok
     plain = accumulation in MODELS and not trees
     rounding_ok = intermediate in INTERMEDIATES and (
@@ -53,6 +55,13 @@ def declared_spec(kernel: object) -> MatmulSpec:
             f"{list(INTERMEDIATES)} (f32 if prescaled), swap_max_m an int >= 0"
         )
     return MatmulSpec(str(accumulation), epilogue, bf16, trees, intermediate, swap_max_m)
+
+
+def _tree_entry(entry: Any) -> tuple[tuple[int, int, int], tuple[tuple[int, ...], ...], str]:
+    """``((M, N, K), nodes, products)`` with plain ints; anything else raises."""
+    shape, nodes, products = entry
+    m, n, k = (int(v) for v in shape)
+    return (m, n, k), tuple(tuple(int(c) for c in kids) for kids in nodes), str(products)
 
 
 def describe_model(spec: MatmulSpec) -> str:
