@@ -8,9 +8,12 @@ G3 cannot read is refused with the reason, never replaced by the default.
 
 from __future__ import annotations
 
+from typing import Any
+
 from fp8lab.gemm.protocol import VLLM_CPP_SPEC, MatmulSpec
 from fp8lab.refs.gemm_accumulators import MODELS
-from fp8lab.refs.gemm_model import EPILOGUES
+from fp8lab.refs.gemm_model import EPILOGUES, INFERRED, INTERMEDIATES, VLLM_SWAP_AB_MAX_M
+from fp8lab.refs.gemm_tree import PRODUCTS
 
 __all__ = ["declared_spec", "describe_model"]
 
@@ -18,9 +21,9 @@ __all__ = ["declared_spec", "describe_model"]
 def declared_spec(kernel: object) -> MatmulSpec:
     """The model ``kernel`` claims: its ``spec`` (any object with the fields), else vllm.cpp's.
 
-    ``spec.accumulation`` must name a model in ``MODELS`` and ``spec.epilogue``
-    one of ``EPILOGUES``; ``epilogue`` and ``bf16_epilogue`` default as in
-    :class:`~fp8lab.gemm.protocol.MatmulSpec`.
+    ``spec.accumulation`` must name a model in ``MODELS`` (or be ``inferred``
+    with at least one tree) and ``spec.epilogue`` one of ``EPILOGUES``; the
+    other fields default as in :class:`~fp8lab.gemm.protocol.MatmulSpec`.
 
     Raises:
         ValueError: for a spec G3 cannot read, naming the known models.
@@ -30,17 +33,45 @@ def declared_spec(kernel: object) -> MatmulSpec:
         accumulation = getattr(spec, "accumulation", None)
         epilogue = getattr(spec, "epilogue", "folded")
         bf16 = getattr(spec, "bf16_epilogue", False)
+        trees = tuple(_tree_entry(t) for t in getattr(spec, "trees", ()))
+        intermediate = getattr(spec, "intermediate", "f32")
+        swap_max_m = getattr(spec, "swap_max_m", VLLM_SWAP_AB_MAX_M)
     except Exception as exc:  # noqa: BLE001 - a broken attribute is the kernel's fault
         raise ValueError(f"kernel spec unreadable: {type(exc).__name__}: {exc}") from None
-    if accumulation not in MODELS or epilogue not in EPILOGUES or not isinstance(bf16, bool):
+    entries_ok = all(t[2] in PRODUCTS for t in trees)
+    inferred = accumulation == INFERRED and bool(trees) and entries_ok
+    plain = accumulation in MODELS and not trees
+    rounding_ok = intermediate in INTERMEDIATES and (
+        intermediate == "f32" or epilogue != "prescaled"
+    )
+    cut_ok = isinstance(swap_max_m, int) and not isinstance(swap_max_m, bool) and swap_max_m >= 0
+    known = (inferred or plain) and epilogue in EPILOGUES and isinstance(bf16, bool)
+    if not (known and rounding_ok and cut_ok):
         raise ValueError(
             f"kernel spec {spec!r} names no known model: accumulation must be one of "
-            f"{sorted(MODELS)}, epilogue one of {list(EPILOGUES)}, bf16_epilogue a bool"
+            f"{sorted(MODELS)} with no trees, or {INFERRED!r} with trees of "
+            f"((M, N, K), nodes, products in {list(PRODUCTS)}); "
+            f"epilogue one of {list(EPILOGUES)}, bf16_epilogue a bool, intermediate one of "
+            f"{list(INTERMEDIATES)} (f32 if prescaled), swap_max_m an int >= 0"
         )
-    return MatmulSpec(accumulation=accumulation, epilogue=epilogue, bf16_epilogue=bf16)
+    return MatmulSpec(str(accumulation), epilogue, bf16, trees, intermediate, swap_max_m)
+
+
+def _tree_entry(entry: Any) -> tuple[tuple[int, int, int], tuple[tuple[int, ...], ...], str]:
+    """``((M, N, K), nodes, products)`` with plain ints; anything else raises."""
+    shape, nodes, products = entry
+    m, n, k = (int(v) for v in shape)
+    return (m, n, k), tuple(tuple(int(c) for c in kids) for kids in nodes), str(products)
 
 
 def describe_model(spec: MatmulSpec) -> str:
     """``sequential accumulation, folded epilogue`` (+ ``, bf16 epilogue``)."""
     extra = ", bf16 epilogue" if spec.bf16_epilogue else ""
+    if spec.intermediate != "f32":
+        extra += f", {spec.intermediate} intermediate"
+    if spec.epilogue == "vllm_cutlass" and spec.swap_max_m != VLLM_SWAP_AB_MAX_M:
+        extra += f", swapped for M <= {spec.swap_max_m}"
+    if spec.accumulation == INFERRED:
+        shapes = ", ".join(f"{'x'.join(map(str, s))} ({p} products)" for s, _, p in spec.trees)
+        extra += f", trees for {shapes}"
     return f"{spec.accumulation} accumulation, {spec.epilogue} epilogue{extra}"

@@ -5,6 +5,8 @@
 * two_scalar_swapped: ``out = f32(s_w * f32(s_in * acc))``.
 * vllm_cutlass (vLLM SM90 CUTLASS): swapped for M <= 64 (swap_ab), else
   two_scalar (schemes-and-order §3.3).
+* intermediate ``exact``: ``RN(s_in·s_w·acc)`` rounded once, whatever the
+  order (:mod:`fp8lab.gemm.epilogue_exact`).
 * prescaled: the kernel scaled its operands before the product
   (:class:`~fp8lab.gemm.kernels.PortedMatmulKernel` does), so ``acc`` is
   the output as it stands.
@@ -21,12 +23,12 @@ import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
+from fp8lab.gemm.epilogue_exact import scaled_exactly
 from fp8lab.gemm.protocol import MatmulSpec
 
 __all__ = ["BF16", "apply_epilogue", "folded_alpha"]
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
-SWAP_AB_MAX_M = 64  # vLLM scaled_mm_sm90_fp8_dispatch: swap_ab for M <= 64
 
 
 def folded_alpha(s_in: np.float32, s_w: np.float32) -> np.float32:
@@ -49,12 +51,16 @@ def apply_epilogue(
     """
     acc = np.asarray(acc, np.float32)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        if spec.epilogue == "folded":
+        if spec.intermediate == "exact" and spec.epilogue != "prescaled":
+            out = scaled_exactly(acc, s_in, s_w)
+        elif spec.intermediate != "f32":
+            raise ValueError(f"unknown intermediate {spec.intermediate!r} for {spec.epilogue}")
+        elif spec.epilogue == "folded":
             out = folded_alpha(s_in, s_w) * acc
         elif spec.epilogue == "two_scalar":
             out = np.float32(s_in) * (np.float32(s_w) * acc)
         elif spec.epilogue == "two_scalar_swapped" or (
-            spec.epilogue == "vllm_cutlass" and acc.shape[0] <= SWAP_AB_MAX_M
+            spec.epilogue == "vllm_cutlass" and acc.shape[0] <= spec.swap_max_m
         ):
             out = np.float32(s_w) * (np.float32(s_in) * acc)
         elif spec.epilogue == "vllm_cutlass":

@@ -102,6 +102,11 @@ _CUDA_BF16 = PortedMatmulKernel(
 # kernel also accumulates with FP8FastAccum: fused_32_e8m13 models that part).
 _CUTLASS_EPILOGUE = PortedMatmulKernel("vllm_cutlass_epilogue", MatmulSpec(epilogue="vllm_cutlass"))
 
+# Upstream's order with no intermediate rounding: RN(s_in·s_w·acc) once.
+_EXACT_INTERMEDIATE = PortedMatmulKernel(
+    "exact_intermediate", MatmulSpec(epilogue="two_scalar", intermediate="exact")
+)
+
 # Operands scaled before the product (how torch's CPU _scaled_mm was reproduced).
 _PRESCALED = PortedMatmulKernel("operands_prescaled", MatmulSpec(epilogue="prescaled"))
 
@@ -111,6 +116,7 @@ MATMUL_VARIANTS = {
     _CUDA_BF16.name: _CUDA_BF16,
     _CUTLASS_EPILOGUE.name: _CUTLASS_EPILOGUE,
     _PRESCALED.name: _PRESCALED,
+    _EXACT_INTERMEDIATE.name: _EXACT_INTERMEDIATE,
 }
 
 

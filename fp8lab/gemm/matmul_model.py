@@ -46,5 +46,8 @@ def model_matmul(
         accumulation=spec.accumulation,
         epilogue=spec.epilogue,
         bf16_epilogue=spec.bf16_epilogue,
+        trees={s: (nodes, p) for s, nodes, p in spec.trees},
+        intermediate=spec.intermediate,
+        swap_max_m=spec.swap_max_m,
     )
     return bits.view(_VIEW[out])

@@ -11,7 +11,7 @@ whose row or column holds one is NaN (vllm.cpp decodes then sums).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -48,11 +48,26 @@ class MatmulSpec:
             ``"prescaled"`` (operands scaled before the product, no epilogue).
         bf16_epilogue: the epilogue rounds to bfloat16 even for an f32 output,
             which is then the bfloat16 value widened (the CUDA variant).
+        trees: for ``accumulation="inferred"``: ((M, N, K), nodes, products)
+            per shape: the binary summation tree (``SumTree.nodes``) and how
+            its products are rounded (``rounded``, ``fused``, ``fused_high``;
+            :mod:`fp8lab.refs.gemm_tree`), usually from
+            :func:`fp8lab.gemm.order.inferred_spec`.
+        intermediate: the epilogue's intermediate rounding: ``"f32"`` (alpha,
+            or the first scale multiply, rounded to float32) or ``"exact"``
+            (``RN(s_in·s_w·acc)`` rounded once; not with ``prescaled``).
+        swap_max_m: ``vllm_cutlass`` swaps A and B (so the scale order) for
+            M <= this (vLLM's SM90 dispatch: 64).
     """
 
     accumulation: str = "sequential"
     epilogue: str = "folded"
     bf16_epilogue: bool = False
+    trees: tuple[tuple[tuple[int, int, int], tuple[tuple[int, ...], ...], str], ...] = field(
+        default=(), repr=False
+    )
+    intermediate: str = "f32"
+    swap_max_m: int = 64  # vLLM scaled_mm_sm90_fp8_dispatch: swap_ab for M <= 64
 
 
 VLLM_CPP_SPEC = MatmulSpec()

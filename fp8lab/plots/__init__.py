@@ -15,6 +15,7 @@ from fp8lab.plots.gemm import (
     plot_error_ratios,
 )
 from fp8lab.plots.mutants import plot_margins
+from fp8lab.plots.order import plot_sum_trees
 from fp8lab.plots.schemes import plot_floor_rceil, plot_scheme_errors
 
 __all__ = [
@@ -33,4 +34,5 @@ __all__ = [
     "plot_rounding_cost",
     "plot_scheme_errors",
     "plot_strength_vs_scale",
+    "plot_sum_trees",
 ]

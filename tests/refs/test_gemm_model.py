@@ -67,6 +67,24 @@ def test_epilogue_equals_float32_arithmetic(epilogue: str) -> None:
         assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (s_in, s_w)
 
 
+def test_the_exact_intermediate_rounds_once() -> None:
+    from fractions import Fraction
+
+    from fp8lab.gemm.scalar import round_fraction_f32
+
+    rng = np.random.default_rng(8)
+    acc = (rng.standard_normal(1 << 12) * 2.0 ** rng.integers(-140, 120, 1 << 12)).astype(
+        np.float32
+    )
+    for s_in, s_w in [(0.035, 0.017), (3e-39, 0.5), (1e30, 1e10), (0.13, 0.77)]:
+        si, sw = np.float32(s_in), np.float32(s_w)
+        scale = Fraction(float(si)) * Fraction(float(sw))
+        with np.errstate(over="ignore", under="ignore"):
+            want = np.array([round_fraction_f32(scale * Fraction(float(v))) for v in acc])
+            got = np.asarray(_epilogue_f32(acc, si, sw, "two_scalar", "exact"), np.float32)
+        assert np.array_equal(got.view(np.uint32), want.astype(np.float32).view(np.uint32))
+
+
 def test_output_bits_widths_and_the_bf16_epilogue() -> None:
     rng = np.random.default_rng(3)
     a = rng.integers(0, 0x7E, (3, 32), dtype=np.uint8)

@@ -40,6 +40,7 @@ OTHER_REFERENCES = [PACKAGE / "gemm" / "reference.py"]
 GEMM_KERNEL_SIDE = {
     "fp8lab.codecs",
     "fp8lab.gemm.epilogue",
+    "fp8lab.gemm.epilogue_exact",
     "fp8lab.gemm.kernels",
     "fp8lab.gemm.matmul_model",
     "fp8lab.gemm.models",

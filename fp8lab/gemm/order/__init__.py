@@ -3,6 +3,7 @@
 schemes-and-order §3.1; issue 14.
 """
 
+from fp8lab.gemm.order.declare import inferred_spec
 from fp8lab.gemm.order.families import (
     Family,
     fused_tree,
@@ -38,6 +39,7 @@ __all__ = [
     "fused_tree",
     "infer_order",
     "infer_tree",
+    "inferred_spec",
     "lanes_tree",
     "name_family",
     "pairwise_tree",
