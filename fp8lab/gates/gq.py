@@ -15,9 +15,11 @@ before the call; a raise, an exit or a malformed result fails that case.
 Vacuity guards: no words examined is a FAIL, and so is a run whose reference
 codes are zero in magnitude for half or more of the words.
 
-nvfp4 is not offered: its element path is not modelled yet
-(:mod:`fp8lab.schemes.nvfp4_rules`). The ``fp8lab gates --gate GQ`` command
-is not wired yet either; this is the Python API it will call.
+The command ``fp8lab gates --gate GQ --scheme S --rule R [--kernel MODULE:FUNC]``
+calls this function with the same names (README "Gate GQ"); ``GQ_RULES`` lists
+the rules each scheme accepts, and the built-in ports are
+:data:`fp8lab.schemes.port.SCHEME_PORTS`. nvfp4 is not offered: its element
+path is not modelled yet (:mod:`fp8lab.schemes.nvfp4_rules`).
 """
 
 from __future__ import annotations
@@ -34,10 +36,10 @@ from fp8lab.formats import get_format
 from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender
 from fp8lab.guard import KernelFaultError, call_kernel
 from fp8lab.refs import reference_scheme_quant
-from fp8lab.schemes import Granularity, ScaleRule, get_rule
+from fp8lab.schemes import RULES, Granularity, ScaleRule, get_rule
 from fp8lab.schemes.populations import scheme_population
 
-__all__ = ["GQ_INPUT_DTYPES", "GQ_SCHEMES", "run_gq"]
+__all__ = ["GQ_INPUT_DTYPES", "GQ_RULES", "GQ_SCHEMES", "run_gq"]
 
 GQ_INPUT_DTYPES = ("float32", "bfloat16")
 # scheme -> (granularity, block, scale format)
@@ -46,6 +48,13 @@ GQ_SCHEMES: dict[str, tuple[Granularity, int | None, str]] = {
     "per-token": (Granularity.ROW, None, "float32"),
     "per-group": (Granularity.BLOCK, 128, "float32"),
     "mxfp8": (Granularity.BLOCK, 32, "e8m0fnu"),
+}
+# scheme -> the names of the rules that describe it (what --rule accepts for --scheme)
+GQ_RULES: dict[str, tuple[str, ...]] = {
+    scheme: tuple(
+        r.name for r in RULES.values() if (r.granularity, r.block, r.scale_format) == shape
+    )
+    for scheme, shape in GQ_SCHEMES.items()
 }
 _DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
 
@@ -122,12 +131,15 @@ def run_gq(
     *,
     scheme: str,
     rule: str | ScaleRule,
-    kernel_name: str = "kernel",
+    kernel_name: str | None = None,
     seed: int = 0,
     input_dtypes: Sequence[str] = GQ_INPUT_DTYPES,
     max_offenders: int = 8,
 ) -> GateResult:
     """Run GQ on ``func`` for ``scheme`` under ``rule``.
+
+    ``kernel_name`` is the record's kernel (default: ``func.name``, else
+    "kernel"); the rule is always the caller's.
 
     Raises:
         ValueError: for an unknown scheme, rule or input dtype, or a rule that
@@ -163,20 +175,14 @@ def run_gq(
             cases.append(case)
             nonzero, codes = nonzero + nz, codes + n
     status, reason = _verdict(cases, nonzero, codes)
-    return GateResult(
-        gate="GQ",
-        kernel=kernel_name,
-        status=status,
-        reason=reason,
-        cases=len(cases),
-        assertions=sum(c.assertions for c in cases),
-        assertions_failed=sum(c.assertions_failed for c in cases),
-        words=sum(c.words for c in cases),
-        mismatches=sum(c.mismatches for c in cases),
-        nan_code_mismatches=sum(c.nan_code_mismatches for c in cases),
+    return GateResult.from_cases(
+        "GQ",
+        kernel_name or getattr(func, "name", None) or "kernel",
+        status,
+        reason,
+        cases,
         mismatches_by_class=dict(sorted(by_class.items())),
         first_offenders=tuple(offenders),
-        case_results=tuple(cases),
         scheme=scheme,
         rule=spec.name,
     )

@@ -9,15 +9,27 @@ SATFINITE ``cvt``. It is checked bit for bit against :mod:`fp8lab.refs.schemes`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from types import MappingProxyType
+
 import numpy as np
 import numpy.typing as npt
 
 from fp8lab.codecs import encode
 from fp8lab.formats import get_format
 from fp8lab.schemes.nvfp4_rules import Nvfp4Order, Nvfp4ScaleRule
-from fp8lab.schemes.rules import AmaxNan, Apply, Clamp, Granularity, Pow2, ScaleRule, get_rule
+from fp8lab.schemes.rules import (
+    RULES,
+    AmaxNan,
+    Apply,
+    Clamp,
+    Granularity,
+    Pow2,
+    ScaleRule,
+    get_rule,
+)
 
-__all__ = ["nvfp4_block_scales", "scheme_quant"]
+__all__ = ["SCHEME_PORTS", "SchemePort", "nvfp4_block_scales", "scheme_quant"]
 
 _F32 = np.float32
 
@@ -114,6 +126,23 @@ def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.u
         spec.granularity, (m, k // (spec.block or 1))
     )
     return codes, scales.reshape(shape)
+
+
+@dataclass(frozen=True)
+class SchemePort:
+    """The port of one rule as a GQ kernel: ``port(x) -> (codes, scales)``, named after the rule."""
+
+    name: str
+
+    def __call__(self, x: np.ndarray) -> tuple[npt.NDArray[np.uint8], np.ndarray]:
+        """:func:`scheme_quant` under this port's rule."""
+        return scheme_quant(x, self.name)
+
+
+# rule name -> its port: the built-in kernels ``fp8lab gates --gate GQ`` runs without --kernel
+SCHEME_PORTS: MappingProxyType[str, SchemePort] = MappingProxyType(
+    {name: SchemePort(name) for name in RULES}
+)
 
 
 def nvfp4_block_scales(
