@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from fp8lab.gates import GQ_SCHEMES, GateStatus, run_gq
+from fp8lab.cli.main import main
+from fp8lab.gates import GATES, GQ_RULES, GQ_SCHEMES, SCHEME_GATES, GateStatus, run_gq
 from fp8lab.schemes import RULES
 from fp8lab.schemes.populations import CASES
-from fp8lab.schemes.port import scheme_quant
+from fp8lab.schemes.port import SCHEME_PORTS, scheme_quant
 
 SCHEME_OF = {
     "vllm-per-tensor": "per-tensor",
@@ -27,6 +31,9 @@ def port_of(name: str):  # type: ignore[no-untyped-def]
 
 def test_every_rule_has_a_scheme() -> None:
     assert set(SCHEME_OF) == set(RULES) and set(SCHEME_OF.values()) == set(GQ_SCHEMES)
+    assert {r: s for s, rules in GQ_RULES.items() for r in rules} == SCHEME_OF
+    assert GATES["GQ"] is run_gq and {"GQ"} == SCHEME_GATES
+    assert {n: p.name for n, p in SCHEME_PORTS.items()} == {n: n for n in RULES}
 
 
 @pytest.mark.parametrize("name", sorted(RULES))
@@ -40,6 +47,36 @@ def test_the_port_passes_gq_and_the_record_counts_it(name: str) -> None:
     assert set(result.mismatches_by_class) == set(CASES)  # every class counted, each 0
     assert set(result.mismatches_by_class.values()) == {0}
     assert result.to_dict()["rule"] == name
+    # the counts are the sums over the case records (GateResult.from_cases)
+    assert result.words == sum(c.words for c in result.case_results)
+    assert result.assertions == sum(c.assertions for c in result.case_results)
+
+
+def test_the_record_is_named_after_the_kernel_or_the_caller() -> None:
+    port = SCHEME_PORTS["rceil"]
+    kw = {"scheme": "mxfp8", "rule": "rceil", "input_dtypes": ["float32"]}
+    assert run_gq(port, **kw).kernel == "rceil"  # type: ignore[arg-type]
+    assert run_gq(port, kernel_name="mine", **kw).kernel == "mine"  # type: ignore[arg-type]
+    assert run_gq(lambda x: port(x), **kw).kernel == "kernel"  # type: ignore[arg-type]
+
+
+def test_the_command_runs_every_port_or_the_ones_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "gq.json"
+    assert main(["gates", "--gate", "GQ", "--json", str(path)]) == 0
+    rows = json.loads(path.read_text())
+    assert [(r["kernel"], r["scheme"], r["rule"]) for r in rows] == [
+        (n, SCHEME_OF[n], n) for n in RULES
+    ]
+    assert {r["status"] for r in rows} == {"PASS"} and all(r["words"] > 10_000 for r in rows)
+    out = capsys.readouterr().out
+    assert "GQ rceil: scheme mxfp8, rule rceil" in out
+    assert main(["gates", "--gate", "GQ", "--scheme", "mxfp8", "--json", str(tmp_path / "m")]) == 0
+    assert [r["rule"] for r in json.loads((tmp_path / "m").read_text())] == ["ocp-floor", "rceil"]
+    assert main(["gates", "--gate", "GQ", "--rule", "vllm-per-token", "--json", "-"]) == 0
+    out = capsys.readouterr().out
+    assert [r["scheme"] for r in json.loads(out[out.index("[") :])] == ["per-token"]
 
 
 def test_gq_refuses_a_rule_of_another_scheme_and_unknown_names() -> None:
