@@ -67,7 +67,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "object (name, matmul, optional spec) or FUNC(a_codes, b_codes, s_in, s_w, "
         "out_dtype) -> [M,N] float32 or bfloat16, checked against vllm.cpp's model; for GF "
         "a function with the --chain signature (README, Fused chains), optionally with a "
-        "trace method for the prefix checks; for GQ FUNC(x) -> (codes, scales) (README, "
+        "trace method for the prefix checks; for GQ FUNC(x) -> (codes, scales), for nvfp4 "
+        "FUNC(x, global_scale) (README, "
         "Gate GQ)",
     )
     p.add_argument(

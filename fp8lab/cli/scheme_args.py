@@ -1,7 +1,7 @@
 """GQ's command-line options: ``--scheme``, ``--rule`` and its ``--kernel MODULE:FUNC``.
 
 The names are :data:`fp8lab.gates.GQ_RULES` (scheme -> its rules) and
-:data:`fp8lab.schemes.RULES`; bad values are a :class:`CliError` (one line,
+:data:`fp8lab.schemes.RULES` / ``NVFP4_RULES``; bad values are a :class:`CliError` (one line,
 exit status 2) that lists the valid names.
 """
 
@@ -14,7 +14,7 @@ from fp8lab.cli.common import CliError
 from fp8lab.gates import GQ_RULES
 from fp8lab.importing import ImportSpecError, import_attribute
 from fp8lab.kernels.shared import is_shared_spec
-from fp8lab.schemes import RULES
+from fp8lab.schemes import NVFP4_RULES
 
 __all__ = ["add_scheme_arguments", "load_scheme_kernel", "scheme_options"]
 
@@ -39,8 +39,14 @@ def scheme_options(args: argparse.Namespace) -> list[dict[str, str]]:
     """GQ's (scheme, rule) pairs: the one named, or every built-in rule that matches."""
     if args.scheme is not None and args.scheme not in GQ_RULES:
         raise CliError(f"unknown --scheme {args.scheme!r}; choose from {', '.join(GQ_RULES)}")
-    if args.rule is not None and args.rule not in RULES:
-        raise CliError(f"unknown --rule {args.rule!r}; choose from {', '.join(RULES)}")
+    known = [r for rules in GQ_RULES.values() for r in rules]
+    if args.rule in NVFP4_RULES and args.rule not in known:
+        raise CliError(
+            f"--rule {args.rule} models the NVFP4 block scale only (its kernel's element path "
+            f"was not read); GQ checks {', '.join(GQ_RULES['nvfp4'])}"
+        )
+    if args.rule is not None and args.rule not in known:
+        raise CliError(f"unknown --rule {args.rule!r}; choose from {', '.join(known)}")
     if args.scheme is not None and args.rule is not None and args.rule not in GQ_RULES[args.scheme]:
         valid = ", ".join(GQ_RULES[args.scheme])
         raise CliError(f"--rule {args.rule} is not a {args.scheme} rule; choose from {valid}")

@@ -10,7 +10,7 @@ import pytest
 
 from fp8lab.cli.main import main
 from fp8lab.gates import GATES, GQ_RULES, GQ_SCHEMES, SCHEME_GATES, GateStatus, run_gq
-from fp8lab.schemes import RULES
+from fp8lab.schemes import NVFP4_RULES, RULES
 from fp8lab.schemes.populations import CASES
 from fp8lab.schemes.port import SCHEME_PORTS, scheme_quant
 
@@ -22,6 +22,7 @@ SCHEME_OF = {
     "vllm-per-group-ue8m0": "per-group",
     "ocp-floor": "mxfp8",
     "rceil": "mxfp8",
+    "te-nvfp4-divide": "nvfp4",
 }
 
 
@@ -30,18 +31,24 @@ def port_of(name: str):  # type: ignore[no-untyped-def]
 
 
 def test_every_rule_has_a_scheme() -> None:
-    assert set(SCHEME_OF) == set(RULES) and set(SCHEME_OF.values()) == set(GQ_SCHEMES)
+    assert set(SCHEME_OF) == set(RULES) | {"te-nvfp4-divide"}
+    assert set(SCHEME_OF.values()) == set(GQ_SCHEMES)
     assert {r: s for s, rules in GQ_RULES.items() for r in rules} == SCHEME_OF
     assert GATES["GQ"] is run_gq and {"GQ"} == SCHEME_GATES
-    assert {n: p.name for n, p in SCHEME_PORTS.items()} == {n: n for n in RULES}
+    assert {n: p.name for n, p in SCHEME_PORTS.items()} == {n: n for n in SCHEME_OF}
+    # the NVFP4 rules whose element path was not read are not GQ rules
+    modelled = {n for n, r in NVFP4_RULES.items() if r.element_source is not None}
+    assert modelled == {"te-nvfp4-divide"} and set(NVFP4_RULES) - modelled
 
 
-@pytest.mark.parametrize("name", sorted(RULES))
+@pytest.mark.parametrize("name", sorted(SCHEME_OF))
 def test_the_port_passes_gq_and_the_record_counts_it(name: str) -> None:
-    result = run_gq(port_of(name), scheme=SCHEME_OF[name], rule=name, kernel_name=f"port:{name}")
+    port = SCHEME_PORTS[name]
+    result = run_gq(port, scheme=SCHEME_OF[name], rule=name, kernel_name=f"port:{name}")
     assert result.status is GateStatus.PASS, result.reason
     assert (result.gate, result.scheme, result.rule) == ("GQ", SCHEME_OF[name], name)
-    tensor = SCHEME_OF[name] == "per-tensor"  # each population row is a tensor of its own
+    # per-tensor and nvfp4: each population row is a tensor of its own
+    tensor = SCHEME_OF[name] in ("per-tensor", "nvfp4")
     assert result.cases == (2 * 84 if tensor else 2 * 11) and result.assertions == result.cases
     assert result.words > 10_000 and result.mismatches == result.assertions_failed == 0
     assert set(result.mismatches_by_class) == set(CASES)  # every class counted, each 0
@@ -67,7 +74,7 @@ def test_the_command_runs_every_port_or_the_ones_named(
     assert main(["gates", "--gate", "GQ", "--json", str(path)]) == 0
     rows = json.loads(path.read_text())
     assert [(r["kernel"], r["scheme"], r["rule"]) for r in rows] == [
-        (n, SCHEME_OF[n], n) for n in RULES
+        (n, SCHEME_OF[n], n) for n in SCHEME_OF
     ]
     assert {r["status"] for r in rows} == {"PASS"} and all(r["words"] > 10_000 for r in rows)
     out = capsys.readouterr().out
@@ -82,8 +89,14 @@ def test_the_command_runs_every_port_or_the_ones_named(
 def test_gq_refuses_a_rule_of_another_scheme_and_unknown_names() -> None:
     with pytest.raises(ValueError, match="does not describe the per-token scheme"):
         run_gq(port_of("rceil"), scheme="per-token", rule="rceil")
-    with pytest.raises(ValueError, match="unknown scheme 'nvfp4'"):
+    with pytest.raises(ValueError, match="unknown scheme 'nvfp8'"):
+        run_gq(port_of("rceil"), scheme="nvfp8", rule="rceil")
+    with pytest.raises(ValueError, match="not an nvfp4 rule GQ models"):
         run_gq(port_of("rceil"), scheme="nvfp4", rule="rceil")
+    with pytest.raises(ValueError, match="not an nvfp4 rule GQ models"):
+        run_gq(port_of("rceil"), scheme="nvfp4", rule="te-nvfp4-reciprocal")
+    with pytest.raises(ValueError, match="does not describe the mxfp8 scheme"):
+        run_gq(port_of("rceil"), scheme="mxfp8", rule=NVFP4_RULES["te-nvfp4-divide"])
     with pytest.raises(ValueError, match="unknown input dtypes"):
         run_gq(port_of("rceil"), scheme="mxfp8", rule="rceil", input_dtypes=["float16"])
 
