@@ -4,9 +4,10 @@ The kernel is ``FUNC(x) -> (codes, scales)`` with ``x`` float32 or bfloat16
 [M, K]; codes uint8 [M, K]; scales float32 [1] (per-tensor), [M]
 (per-token), [M, K/128] (per-group), or e8m0 bytes (uint8) [M, K/32]
 (mxfp8). For nvfp4 it is ``FUNC(x, global_scale) -> (codes, scales)``:
-``global_scale`` is the tensor's float32 amax as a [1] array (NaN skipped; TE
-derives ``S_enc = 2688 / amax`` from it), codes are e2m1fn, one per byte in
-the low nibble, and scales e4m3fn bytes (uint8) [M, K/16]. Every word is
+``global_scale`` is a float32 [1] global amax (TE derives ``S_enc = 2688 /
+amax`` from it), and each input is called twice, with the tensor's amax (NaN
+skipped) and with float32(1.5 x it); codes are e2m1fn, one per byte in the
+low nibble, and scales e4m3fn bytes (uint8) [M, K/16]. Every word is
 checked bitwise against :func:`fp8lab.refs.reference_scheme_quant` (nvfp4:
 :func:`fp8lab.refs.reference_nvfp4_quant`) under the rule the caller names
 (never one the kernel declares): codes bytewise, scales by their bytes. The
@@ -127,22 +128,29 @@ def _run_case(
 
 @dataclass(frozen=True)
 class _Plan:
-    """What one scheme's cases need: the element format, the reference and the kernel's arguments.
+    """What one scheme's cases need: the element format and, per input, its calls.
 
     ``per_tensor``: each population row is a tensor of its own, so every
-    constructed amax is a tensor's amax.
+    constructed amax is a tensor's amax. ``calls(x)`` lists (name suffix,
+    kernel arguments, expected codes and scales), computed before any call.
     """
 
     element: str
     per_tensor: bool
-    reference: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
-    args: Callable[[np.ndarray], tuple[Any, ...]]
+    calls: Callable[[np.ndarray], list[tuple[str, tuple[Any, ...], tuple[np.ndarray, np.ndarray]]]]
 
 
-def _global_amax(x: np.ndarray) -> npt.NDArray[np.float32]:
-    """The tensor's float32 amax as [1], NaN skipped (what TE's amax kernel hands the cast)."""
+def _global_amaxes(x: np.ndarray) -> list[tuple[str, npt.NDArray[np.float32]]]:
+    """The global scales GQ hands an nvfp4 kernel, each a float32 [1].
+
+    The tensor's amax (NaN skipped; what TE's amax kernel hands the cast),
+    and float32(1.5 x it), so a kernel that ignores its ``global_scale`` fails.
+    """
     flat = np.abs(x.astype(np.float32)).reshape(-1)
-    return np.array([np.fmax.reduce(flat, initial=np.float32(0))], np.float32)
+    own = np.fmax.reduce(flat, initial=np.float32(0))
+    with np.errstate(over="ignore"):
+        wider = own * np.float32(1.5)
+    return [("", np.array([own], np.float32)), ("~g1.5", np.array([wider], np.float32))]
 
 
 def _plan(scheme: str, rule: str | ScaleRule | Nvfp4ScaleRule) -> tuple[_Plan, str]:
@@ -161,8 +169,10 @@ def _plan(scheme: str, rule: str | ScaleRule | Nvfp4ScaleRule) -> tuple[_Plan, s
             _Plan(
                 "e2m1fn",
                 True,
-                lambda x: reference_nvfp4_quant(x, float(_global_amax(x)[0]), nv),
-                lambda x: (x, _global_amax(x)),
+                lambda x: [
+                    (tag, (x, g), reference_nvfp4_quant(x.astype(np.float32), float(g[0]), nv))
+                    for tag, g in _global_amaxes(x)
+                ],
             ),
             nv.name,
         )
@@ -175,8 +185,7 @@ def _plan(scheme: str, rule: str | ScaleRule | Nvfp4ScaleRule) -> tuple[_Plan, s
     plan = _Plan(
         spec.element,
         spec.granularity is Granularity.TENSOR,
-        lambda x: reference_scheme_quant(x, spec),
-        lambda x: (x,),
+        lambda x: [("", (x,), reference_scheme_quant(x.astype(np.float32), spec))],
     )
     return plan, spec.name
 
@@ -223,20 +232,20 @@ def run_gq(
         for d in input_dtypes:
             # the harness's own copy, never handed out; every expectation before the call
             x = (words.reshape(1, -1) if words.ndim == 1 else words).astype(_DTYPES[d])
-            want = plan.reference(x.astype(np.float32))
-            case, nz, n = _run_case(
-                func,
-                label,
-                f"{label}#{i}/{d}",
-                plan.args(x),
-                want,
-                elem,
-                offenders,
-                by_class,
-                max_offenders,
-            )
-            cases.append(case)
-            nonzero, codes = nonzero + nz, codes + n
+            for tag, args, want in plan.calls(x):
+                case, nz, n = _run_case(
+                    func,
+                    label,
+                    f"{label}#{i}/{d}{tag}",
+                    args,
+                    want,
+                    elem,
+                    offenders,
+                    by_class,
+                    max_offenders,
+                )
+                cases.append(case)
+                nonzero, codes = nonzero + nz, codes + n
     status, reason = _verdict(cases, nonzero, codes)
     return GateResult.from_cases(
         "GQ",

@@ -3,8 +3,9 @@
 Each defect is one change to a production-style NVFP4 kernel written here
 (TE ``quantize_transpose_nvfp4.cuh`` 433b1dbc, rowwise): NaN to 0 instead of
 +6, the global amax ignored, elements divided by the decode scale, ties away
-from zero (microxcaling's default), a NaN-propagating block amax, and a
-kernel that takes no global scale.
+from zero (microxcaling's default), a NaN-propagating block amax, a kernel
+that recomputes the global amax instead of reading its argument, and one that
+takes no global scale.
 """
 
 from __future__ import annotations
@@ -32,7 +33,11 @@ def nvfp4_kernel(defect: str = "") -> Callable[[np.ndarray, np.ndarray], Any]:
 
     def kernel(x: np.ndarray, global_amax: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         blocks = np.asarray(x, F32).reshape(-1, 16)
-        g = F32(0) if defect == "no-global" else F32(np.asarray(global_amax).reshape(-1)[0])
+        g = F32(np.asarray(global_amax).reshape(-1)[0])
+        if defect == "no-global":
+            g = F32(0)
+        elif defect == "own-amax":  # ignores its argument, recomputes the tensor's amax
+            g = np.fmax.reduce(np.abs(np.asarray(x, F32)).reshape(-1), initial=F32(0))
         with np.errstate(all="ignore"):
             if defect == "amax-nan":
                 amax = np.max(np.abs(blocks), axis=1)
@@ -61,7 +66,7 @@ def nvfp4_kernel(defect: str = "") -> Callable[[np.ndarray, np.ndarray], Any]:
 def test_the_harness_passes_the_right_kernel() -> None:
     result = run_gq(nvfp4_kernel(), scheme="nvfp4", rule=RULE, input_dtypes=["float32"])
     assert result.status is GateStatus.PASS, result.reason
-    assert result.cases == 84 and result.words > 20_000
+    assert result.cases == 2 * 84 and result.words > 40_000  # own and 1.5x global amax
 
 
 @pytest.mark.parametrize(
@@ -72,6 +77,7 @@ def test_the_harness_passes_the_right_kernel() -> None:
         ("element-divide", {"zero", "near-ties"}),
         ("ties-away", {"ties", "near-ties"}),
         ("amax-nan", {"nan", "neg-nan"}),
+        ("own-amax", {"ties", "random", "pow2-amax"}),
     ],
 )
 def test_a_planted_defect_fails_gq(defect: str, where: set[str]) -> None:
