@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -228,9 +229,13 @@ def _chain_options(args: argparse.Namespace) -> list[dict[str, str]]:
 def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
     if name in SCHEME_GATES:
         pairs = scheme_options(args)
-        if args.kernel:  # the record names the kernel as the user did
-            named = [{**o, "kernel_name": args.kernel} for o in pairs]
-            return [r for o in named for r in run_foreign_gate(name, args.kernel, o)]
+        if args.kernel:  # the record names the kernel as the user did, and (even when the
+            # kernel's process died before a record) the scheme and rule it was held to
+            return [
+                dataclasses.replace(r, scheme=o["scheme"], rule=o["rule"])
+                for o in pairs
+                for r in run_foreign_gate(name, args.kernel, {**o, "kernel_name": args.kernel})
+            ]
         return [GATES[name](SCHEME_PORTS[o["rule"]], **o) for o in pairs]
     if name in CHAIN_GATES:
         pairs = _chain_options(args)

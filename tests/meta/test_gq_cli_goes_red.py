@@ -97,8 +97,11 @@ def test_the_right_kernel_passes_through_the_command(kernel_dir: Path) -> None:
 
 
 def test_a_segfaulting_kernel_cannot_end_the_command(kernel_dir: Path) -> None:
-    proc = _gates(kernel_dir, *PER_TOKEN, "--kernel", "gqk:segfault")
+    out = kernel_dir / "segv.json"
+    proc = _gates(kernel_dir, *PER_TOKEN, "--kernel", "gqk:segfault", "--json", str(out))
     assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
+    (row,) = json.loads(out.read_text())  # the FAIL record still names scheme and rule
+    assert (row["status"], row["scheme"], row["rule"]) == ("FAIL", "per-token", "vllm-per-token")
     fail_rows = [line for line in proc.stdout.splitlines() if "FAIL" in line]
     assert any("gqk:segfault" in line and "SIGSEGV" in line for line in fail_rows), proc.stdout
     assert "Traceback" not in proc.stderr
