@@ -10,6 +10,7 @@ takes no global scale.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -98,11 +99,8 @@ NVK = """
 import numpy as np
 from fp8lab.schemes.port import SCHEME_PORTS
 
-right = SCHEME_PORTS["te-nvfp4-divide"]
-
-
 def nan_zero(x, global_amax):
-    codes, scales = right(x, global_amax)
+    codes, scales = SCHEME_PORTS["te-nvfp4-divide"](x, global_amax)
     codes[np.isnan(np.asarray(x, np.float32))] = 0
     return codes, scales
 """
@@ -113,7 +111,11 @@ def test_the_command_fails_a_defective_nvfp4_kernel(
 ) -> None:
     (tmp_path / "nvk.py").write_text(NVK)
     monkeypatch.syspath_prepend(str(tmp_path))
-    argv = ["gates", "--gate", "GQ", "--scheme", "nvfp4", "--rule", RULE, "--kernel"]
-    assert main([*argv, "nvk:nan_zero"]) == 1
+    out = tmp_path / "nvk.json"
+    argv = ["gates", "--gate", "GQ", "--scheme", "nvfp4", "--rule", RULE, "--json", str(out)]
+    assert main([*argv, "--kernel", "nvk:nan_zero"]) == 1
+    (row,) = json.loads(out.read_text())
+    # the child called it with (x, global_scale) and compared: only the NaN words differ
+    assert row["kernel"] == "nvk:nan_zero" and row["reason"].startswith("mismatches in")
+    assert {k for k, v in row["mismatches_by_class"].items() if v} == {"nan", "neg-nan"}
     assert "GQ    nvk:nan_zero" in capsys.readouterr().out
-    assert main([*argv, "nvk:right"]) == 0
