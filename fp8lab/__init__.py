@@ -2,19 +2,43 @@
 
 Public interface (names fixed; see README):
 ``encode``, ``decode``, ``quant_static``, ``FORMATS``, ``scheme_quant``.
+
+The names are imported on first use (PEP 562), so ``import fp8lab.cli.main``
+and ``fp8lab --help`` do not pay for numpy, ml_dtypes and numba.
 """
 
-from fp8lab.codecs import as_ml_dtypes, decode, encode
-from fp8lab.formats import FORMATS, FormatSpec
-from fp8lab.kernels import (
-    QuantKernel,
-    collapse_shard_scales,
-    quant_static,
-    quant_static_f32tofp8,
-    quant_static_upstream,
-    validate_scale,
-)
-from fp8lab.schemes.port import scheme_quant
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fp8lab.codecs import as_ml_dtypes, decode, encode
+    from fp8lab.formats import FORMATS, FormatSpec
+    from fp8lab.kernels import (
+        QuantKernel,
+        collapse_shard_scales,
+        quant_static,
+        quant_static_f32tofp8,
+        quant_static_upstream,
+        validate_scale,
+    )
+    from fp8lab.schemes.port import scheme_quant
+
+_HOMES = {
+    "FORMATS": "fp8lab.formats",
+    "FormatSpec": "fp8lab.formats",
+    "QuantKernel": "fp8lab.kernels",
+    "as_ml_dtypes": "fp8lab.codecs",
+    "collapse_shard_scales": "fp8lab.kernels",
+    "decode": "fp8lab.codecs",
+    "encode": "fp8lab.codecs",
+    "quant_static": "fp8lab.kernels",
+    "quant_static_f32tofp8": "fp8lab.kernels",
+    "quant_static_upstream": "fp8lab.kernels",
+    "scheme_quant": "fp8lab.schemes.port",
+    "validate_scale": "fp8lab.kernels",
+}
 
 __all__ = [
     "FORMATS",
@@ -30,3 +54,16 @@ __all__ = [
     "scheme_quant",
     "validate_scale",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its home module on first use."""
+    if name not in _HOMES:
+        raise AttributeError(f"module 'fp8lab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOMES[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])

@@ -202,7 +202,6 @@ def standalone_for(recipe: str) -> str:
     A Gemma-weighted rmsnorm recipe is compared with the Gemma standalone one.
     """
     chain = RECIPES[recipe]
-    weight = chain.step("weight")
-    if chain.chain == "rmsnorm" and weight is not None and weight.gemma:
+    if chain.chain == "rmsnorm" and chain.gemma():
         return "vllm-cpp-standalone-gemma-rmsnorm-fp8"
     return STANDALONE[chain.chain]

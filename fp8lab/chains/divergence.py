@@ -69,7 +69,8 @@ def divergence(a: str, b: str, *, seed: int = CHAIN_SEED) -> list[DivergenceRow]
     """How recipes ``a`` and ``b`` differ on GF's population and a wide realistic case.
 
     Raises:
-        ValueError: for an unknown recipe or two recipes of different chains.
+        ValueError: for an unknown recipe, two recipes of different chains, or a Gemma
+            recipe against a plain one (different functions, so no divergence to count).
     """
     for name in (a, b):
         if name not in RECIPES:
@@ -77,6 +78,8 @@ def divergence(a: str, b: str, *, seed: int = CHAIN_SEED) -> list[DivergenceRow]
     chain = RECIPES[a].chain
     if RECIPES[b].chain != chain:
         raise ValueError(f"{a} is a {chain} recipe, {b} a {RECIPES[b].chain} one")
+    if RECIPES[a].gemma() != RECIPES[b].gemma():
+        raise ValueError(f"{a} and {b} compute different functions: one weights by w + 1 (Gemma)")
     counts: dict[str, list[int]] = {}
     for case in [*chain_population(chain, seed=seed), _wide_case(chain, seed)]:
         out_a = reference_chain(RECIPES[a], case.inputs)

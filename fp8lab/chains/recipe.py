@@ -87,3 +87,8 @@ class Chain:
     def ops(self) -> tuple[str, ...]:
         """The step names in order."""
         return tuple(s.op for s in self.steps)
+
+    def gemma(self) -> bool:
+        """Whether the weight step multiplies by ``w + 1`` (Gemma): another function."""
+        weight = self.step("weight")
+        return weight is not None and weight.gemma

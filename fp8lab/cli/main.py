@@ -3,30 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import signal
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
-
-from fp8lab.cli import (
-    bench_cmd,
-    chains_cmd,
-    design_cmd,
-    detect_cmd,
-    evidence_cmd,
-    exhaustive_cmd,
-    export_cmd,
-    gates_cmd,
-    gemm_cmd,
-    mutate_cmd,
-    order_cmd,
-    prove_cmd,
-    sweep_cmd,
-)
-from fp8lab.cli.argtypes import check_json_target
-from fp8lab.cli.common import CliError, json_on_stdout
-from fp8lab.gates import EXIT_CODES
-from fp8lab.proctree import SignalInterrupt, install_signal_handlers
 
 __all__ = ["main"]
 
@@ -38,26 +19,48 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser with every subcommand."""
+# Each subcommand, its module and its one-line help, in --help order. Only the
+# module of the subcommand being run is imported (tests/meta/test_cli_lazy.py
+# checks each module registers exactly this name and help).
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "gates": ("gates_cmd", "run gates against a kernel"),
+    "exhaustive": ("exhaustive_cmd", "compare two encoders over all 2**32 inputs"),
+    "bench": ("bench_cmd", "encoder throughput, single-threaded, as ratios"),
+    "prove": ("prove_cmd", "run gates and exhaustive proofs; file the evidence"),
+    "evidence": ("evidence_cmd", "run notebooks with papermill and file the evidence"),
+    "mutate": ("mutate_cmd", "run mutants against the gates; report kill margins"),
+    "detect": ("detect_cmd", "find every float32 input where two kernels differ at given scales"),
+    "sweep": ("sweep_cmd", "count divide-vs-reciprocal exposure at many scales"),
+    "design": ("design_cmd", "choose scales and the fewest words that kill a mutant kernel"),
+    "gemm-bench": (
+        "gemm_cmd",
+        "GEMM reference and model timings as ratios to np.matmul, one run",
+    ),
+    "order": ("order_cmd", "infer a kernel's summation tree (FPRev) and name its family"),
+    "export": ("export_cmd", "write a gate's inputs as a bundle (fp8lab.bundle/1)"),
+    "chains": ("chains_cmd", "list fused-chain recipes, or count where two recipes differ"),
+}
+USAGE = 2  # EXIT_CODES["usage"], without importing the gates
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` asks for: its first word that is not an option."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; every subcommand's own arguments, or only ``only``'s.
+
+    The others are listed with their help but not imported, so ``fp8lab
+    --help`` and ``fp8lab NAME ...`` load one subcommand at most.
+    """
     parser = _Parser(prog="fp8lab", description="FP8 verification workbench")
-    sub = parser.add_subparsers(dest="command", required=True)
-    for module in (
-        gates_cmd,
-        exhaustive_cmd,
-        bench_cmd,
-        prove_cmd,
-        evidence_cmd,
-        mutate_cmd,
-        detect_cmd,
-        sweep_cmd,
-        design_cmd,
-        gemm_cmd,
-        order_cmd,
-        export_cmd,
-        chains_cmd,
-    ):
-        module.add_parser(sub)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module, help_line) in SUBCOMMANDS.items():
+        if only is None or name == only:
+            importlib.import_module(f"fp8lab.cli.{module}").add_parser(sub)
+        else:
+            sub.add_parser(name, help=help_line)
     return parser
 
 
@@ -69,10 +72,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     SIGINT and SIGTERM unwind the command (its worker pools and notebook
     trees are ended on the way out) and exit 130 and 143.
     """
+    words = list(sys.argv[1:] if argv is None else argv)
+    wanted = command_of(words)
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser(wanted if wanted in SUBCOMMANDS else "")
+        args = parser.parse_args(words)
     except SystemExit as exc:  # a refused argument (2) or --help (0): already printed
-        return exc.code if isinstance(exc.code, int) else EXIT_CODES["usage"]
+        return exc.code if isinstance(exc.code, int) else USAGE
+    from fp8lab.cli.argtypes import check_json_target
+    from fp8lab.cli.common import CliError, json_on_stdout
+    from fp8lab.proctree import SignalInterrupt, install_signal_handlers
+
     json_path = getattr(args, "json", None)
     restore = install_signal_handlers()
     try:

@@ -28,8 +28,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--gate",
         "--gates",
         dest="gates",
-        default="G1,G3",
-        help="comma-separated gates (default G1,G3)",
+        default="G1,G3,GQ,GF",
+        help="comma-separated gates (default G1,G3,GQ,GF)",
     )
     p.add_argument(
         "--threshold", type=nonnegative_int_arg, default=3, help="thin-margin threshold (default 3)"

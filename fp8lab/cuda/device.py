@@ -15,17 +15,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
 from fp8lab.cuda.host_build import source_text
 from fp8lab.cuda.marshal import QuantArgs, quant_args
+from fp8lab.gemm.protocol import MatmulSpec, validate_matmul_args
 
 __all__ = [
     "BLOCK",
     "KERNEL_NAMES",
     "MIN_COMPUTE_CAPABILITY",
+    "DEVICE_EPILOGUES",
     "CudaDevice",
+    "CudaDeviceMatmul",
     "CudaProbe",
     "device_source",
     "launch_grid",
@@ -37,6 +41,8 @@ __all__ = [
 BLOCK = 256
 MAX_GRID = 1 << 16
 MIN_COMPUTE_CAPABILITY = 89
+# The device GEMM's epilogue switch (two_scalar argument): fp8lab_gemm_one in fp8lab_cuda.cuh.
+DEVICE_EPILOGUES = {"folded": 0, "two_scalar": 1}
 KERNEL_NAMES = (
     "fp8lab_quant_kernel",
     "fp8lab_encode_e4m3fn_range",
@@ -146,3 +152,41 @@ class CudaDevice:
         kernel = self._kernels[f"fp8lab_encode_{fmt}_range"]
         kernel(launch_grid(stop - start), (BLOCK,), range_launch_args(start, stop, out))
         return out
+
+
+class CudaDeviceMatmul:
+    """The device GEMM (f32 accumulation in k order) as a matmul kernel G3 can check.
+
+    ``spec`` declares the epilogue the launch selects, so G3 holds the device to
+    the model of that epilogue.
+    """
+
+    name = "cuda-device"
+
+    def __init__(self, device: CudaDevice, epilogue: str = "folded") -> None:
+        """Select ``folded`` or ``two_scalar``.
+
+        Raises:
+            ValueError: for another epilogue.
+        """
+        if epilogue not in DEVICE_EPILOGUES:
+            raise ValueError(
+                f"device GEMM epilogues are {sorted(DEVICE_EPILOGUES)}, not {epilogue!r}"
+            )
+        self.device, self.epilogue = device, epilogue
+        self.spec = MatmulSpec(epilogue=epilogue)
+
+    def matmul(self, a_codes: Any, b_codes: Any, s_in: Any, s_w: Any, out_dtype: str) -> Any:
+        """[M,N] float32 or bfloat16 from [M,K] and [N,K] e4m3fn codes, computed on the device."""
+        a, b, si, sw, out_name = validate_matmul_args(a_codes, b_codes, s_in, s_w, out_dtype)
+        cp = self.device.xp
+        m, k, n = a.shape[0], a.shape[1], b.shape[0]
+        bf16 = out_name == "bf16"
+        out = cp.zeros((m, n), cp.uint16 if bf16 else cp.float32)
+        flags = (np.int32(1 if bf16 else 0), np.int32(DEVICE_EPILOGUES[self.epilogue]))
+        operands = (cp.asarray(np.ascontiguousarray(a)), cp.asarray(np.ascontiguousarray(b)))
+        sizes = (np.int64(m), np.int64(n), np.int64(k), np.float32(si), np.float32(sw))
+        args = (*operands, *sizes, *flags, out)
+        self.device._kernels["fp8lab_matmul_kernel"](launch_grid(m * n), (BLOCK,), args)
+        host = cp.asnumpy(out)
+        return host.view(ml_dtypes.bfloat16) if bf16 else host

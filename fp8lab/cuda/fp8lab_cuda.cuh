@@ -68,7 +68,11 @@ FP8LAB_FN unsigned char fp8lab_cvt_e4m3(float x) {
 /* float -> e5m2 code, round to nearest even, SATFINITE. */
 FP8LAB_FN unsigned char fp8lab_cvt_e5m2(float x) {
 #if defined(FP8LAB_VIA_HEADER)
+#if defined(FP8LAB_PLANT_E5M2_NOSAT)
+    return (unsigned char)__nv_cvt_float_to_fp8(x, __NV_NOSAT, __NV_E5M2);
+#else
     return (unsigned char)__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2);
+#endif
 #else
     unsigned short pair;
     asm("{cvt.rn.satfinite.e5m2x2.f32 %0, %2, %1;}\n" : "=h"(pair) : "f"(x), "f"(0.0f));
@@ -130,7 +134,12 @@ FP8LAB_FN unsigned short fp8lab_bf16_bits(float y) {
 FP8LAB_FN float fp8lab_gemm_one(const unsigned char *a, const unsigned char *b, long long i,
                                 long long j, long long k, float s_in, float s_w, int two_scalar) {
     float acc = 0.0f;
-    for (long long t = 0; t < k; ++t) {
+    for (long long s = 0; s < k; ++s) {
+#if defined(FP8LAB_PLANT_GEMM_REVERSED_K)
+        long long t = k - 1 - s;
+#else
+        long long t = s;
+#endif
         acc = acc + fp8lab_decode_e4m3(a[i * k + t]) * fp8lab_decode_e4m3(b[j * k + t]);
     }
     if (two_scalar) {

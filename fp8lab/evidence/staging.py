@@ -18,8 +18,6 @@ import re
 from pathlib import Path
 from typing import IO
 
-from fp8lab.proctree import kill_tree
-
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX: no lock, no recovery
@@ -97,6 +95,8 @@ def recover_orphans(results: Path) -> list[Path]:
             if not staging.is_dir():  # its owner filed it meanwhile
                 _lock_path(staging).unlink(missing_ok=True)
                 continue
+            from fp8lab.proctree import kill_tree  # psutil: absent on a bare GPU image
+
             kill_tree(token=str(staging))
             target = _file(staging, Path(results).resolve())
             _lock_path(staging).unlink(missing_ok=True)

@@ -26,7 +26,7 @@ import ml_dtypes
 import numpy as np
 
 from fp8lab.formats import FORMATS
-from fp8lab.gates.records import CaseResult, GateStatus, Offender
+from fp8lab.gates.records import CaseResult, GateStatus, Offender, mostly_zero, screen
 from fp8lab.guard import KernelFaultError, call_kernel
 from fp8lab.kernels.protocol import QuantKernel
 from fp8lab.populations import g1_population
@@ -38,6 +38,7 @@ __all__ = [
     "NAN_RANGES",
     "EncoderBackend",
     "NanTally",
+    "all_encoder_cases",
     "encoder_cases",
     "quant_cases",
     "verdict",
@@ -214,17 +215,37 @@ def encoder_cases(
     return cases
 
 
+def all_encoder_cases(
+    backend: EncoderBackend,
+    encoders: Sequence[tuple[str, str]],
+    ranges: Sequence[tuple[int, int]],
+    offenders: list[Offender],
+    max_offenders: int,
+    chunk: int = ENCODER_CHUNK,
+) -> tuple[list[CaseResult], dict[str, int]]:
+    """:func:`encoder_cases` for each ``(format, nan_rule)``, and what NaN patterns became.
+
+    The first format's NaN counts keep their plain names ("nan->canonical"...);
+    the others' are prefixed with the format ("e5m2 nan->canonical"...).
+    """
+    cases: list[CaseResult] = []
+    measured: dict[str, int] = {}
+    for i, (fmt, nan_rule) in enumerate(encoders):
+        tally = NanTally()
+        cases += encoder_cases(
+            backend, fmt, ranges, nan_rule, offenders, max_offenders, tally, chunk
+        )
+        prefix = "" if i == 0 else f"{fmt} "
+        measured |= {prefix + key: n for key, n in tally.to_dict().items()}
+    return cases, measured
+
+
 def verdict(quant: Sequence[CaseResult], encoder: Sequence[CaseResult]) -> tuple[GateStatus, str]:
     """FAIL on an error, a vacuous quant case, a failed assertion, or nothing examined."""
     cases = [*quant, *encoder]
-    if not cases or sum(c.words for c in cases) == 0:
-        return GateStatus.FAIL, "examined nothing"
-    errors = [f"{c.name}: {c.error}" for c in cases if c.error]
-    if errors:
-        return GateStatus.FAIL, "; ".join(errors[:3])
-    vacuous = [c.name for c in quant if c.nonzero_fraction <= 0.5]
-    if vacuous:
-        return GateStatus.FAIL, f"vacuous: CPU codes mostly zero in {', '.join(vacuous)}"
+    early = screen(cases, vacuous=mostly_zero(quant), what="CPU codes mostly zero")
+    if early:
+        return early
     bad_q = [c for c in quant if c.assertions_failed]
     bad_e = [c for c in encoder if c.assertions_failed]
     reasons = []

@@ -30,7 +30,14 @@ import numpy.typing as npt
 
 from fp8lab.compare import compare_codes
 from fp8lab.formats import FORMATS
-from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender
+from fp8lab.gates.records import (
+    CaseResult,
+    GateResult,
+    GateStatus,
+    Offender,
+    mostly_zero,
+    screen,
+)
 from fp8lab.guard import KernelFaultError, call_kernel
 from fp8lab.kernels.nan_policy import NAN_POLICIES, declared_nan_policy, nan_policy_help
 from fp8lab.kernels.protocol import QuantKernel
@@ -124,15 +131,9 @@ def _run_case(
 
 
 def _verdict(cases: Sequence[CaseResult], nan_policy: str) -> tuple[GateStatus, str]:
-    words = sum(c.words for c in cases)
-    if not cases or words == 0:
-        return GateStatus.FAIL, "examined nothing"
-    errors = [f"{c.name}: {c.error}" for c in cases if c.error]
-    if errors:
-        return GateStatus.FAIL, "; ".join(errors[:3])
-    vacuous = [c.name for c in cases if c.nonzero_fraction <= 0.5]
-    if vacuous:
-        return GateStatus.FAIL, f"vacuous: reference mostly zero in {', '.join(vacuous)}"
+    early = screen(cases, vacuous=mostly_zero(cases), what="reference mostly zero")
+    if early:
+        return early
     # NaN inputs are the only ones a NaN-code disagreement can come from.
     numbers = [c for c in cases if c.mismatches + c.nan_code_mismatches > c.nan_input_mismatches]
     nans = [c for c in cases if c.nan_input_mismatches]

@@ -19,22 +19,26 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from fp8lab.cuda.device import CudaDevice, CudaProbe, probe_cuda
-from fp8lab.gates.cuda_compare import ALL_PATTERNS, NanTally, encoder_cases, quant_cases, verdict
+from fp8lab.gates.cuda_compare import ALL_PATTERNS, all_encoder_cases, quant_cases, verdict
 from fp8lab.gates.g1 import G1_INPUT_DTYPES, G1_SCALES
 from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender
 from fp8lab.kernels import BUILTIN_KERNELS
 from fp8lab.kernels.protocol import QuantKernel
 from fp8lab.populations import G1_SEED
 
-__all__ = ["G2_DEVICE_CHUNK", "G2_PATTERNS", "G2_SCOPE", "run_g2"]
+__all__ = ["G2_DEVICE_CHUNK", "G2_ENCODERS", "G2_PATTERNS", "G2_SCOPE", "run_g2"]
 
 G2_PATTERNS: tuple[tuple[int, int], ...] = ALL_PATTERNS
 G2_DEVICE_CHUNK = 1 << 28
+# PTX leaves a NaN's sign and payload in cvt unspecified: both encoders are held
+# to "some NaN code", and the codes NaN patterns became are in ``measured``.
+G2_ENCODERS: tuple[tuple[str, str], ...] = (("e4m3fn", "nan-code"), ("e5m2", "nan-code"))
 G2_SCOPE = (
     "proves: on this device, the CPU kernel and fp8lab's CUDA source (device build, inline "
     "PTX cvt.rn.satfinite.e4m3x2.f32 as cuda_fp8.hpp emits for sm_89+ under SATFINITE) agree "
-    "byte for byte over the G1 population, and the device e4m3fn encoder equals the scan "
-    "reference on every non-NaN pattern examined and gives a NaN code for every NaN pattern "
+    "byte for byte over the G1 population, and the device e4m3fn and e5m2 encoders "
+    "(cvt.rn.satfinite.e4m3x2.f32, .e5m2x2.f32) equal the scan reference on every non-NaN "
+    "pattern examined and gives a NaN code for every NaN pattern "
     "(the NaN codes it chose are in measured). Does not prove: other devices, drivers or "
     "compilers, or cuda_fp8.hpp's software path on the device (__NV_NOSAT)."
 )
@@ -90,11 +94,10 @@ def run_g2(
         text = " ".join(str(exc).split())[:300]
         return _result(cpu.name, GateStatus.FAIL, f"CUDA compile error: {text}", measured=measured)
     offenders: list[Offender] = []
-    tally = NanTally()
     quant = quant_cases(cpu, device, scales, input_dtypes, seed, offenders, max_offenders)
     ranges = G2_PATTERNS if patterns is None else tuple(patterns)
-    enc = encoder_cases(
-        device, "e4m3fn", ranges, "nan-code", offenders, max_offenders, tally, G2_DEVICE_CHUNK
+    enc, nan_codes = all_encoder_cases(
+        device, G2_ENCODERS, ranges, offenders, max_offenders, G2_DEVICE_CHUNK
     )
     status, reason = verdict(quant, enc)
     return _result(
@@ -107,5 +110,5 @@ def run_g2(
             "encoder": sum(c.mismatches for c in enc),
         },
         first_offenders=tuple(offenders),
-        measured=measured | tally.to_dict(),
+        measured=measured | nan_codes,
     )

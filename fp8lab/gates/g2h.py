@@ -18,18 +18,19 @@ from collections.abc import Sequence
 
 from fp8lab.cuda.host_build import CudaHostBuildError
 from fp8lab.cuda.host_kernel import cuda_host_encoder, cuda_host_kernel
-from fp8lab.gates.cuda_compare import ALL_PATTERNS, NanTally, encoder_cases, quant_cases, verdict
+from fp8lab.gates.cuda_compare import ALL_PATTERNS, all_encoder_cases, quant_cases, verdict
 from fp8lab.gates.g1 import G1_INPUT_DTYPES, G1_SCALES
 from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender
 from fp8lab.kernels import BUILTIN_KERNELS
 from fp8lab.kernels.protocol import QuantKernel
 from fp8lab.populations import G1_SEED
 
-__all__ = ["G2H_BOUNDARY_PATTERNS", "G2H_PATTERNS", "G2H_SCOPE", "run_g2h"]
+__all__ = ["G2H_BOUNDARY_PATTERNS", "G2H_ENCODERS", "G2H_PATTERNS", "G2H_SCOPE", "run_g2h"]
 
 G2H_PATTERNS: tuple[tuple[int, int], ...] = ALL_PATTERNS
-# A quick sample (2^24 + 2^23 patterns of each sign): around 1.0, the subnormals
-# and the 2^-10 underflow tie, the 448/464 top, and inf into the NaNs.
+# A quick sample (about 2^25 patterns of each sign): around 1.0, e4m3fn's subnormals
+# and its 2^-10 underflow tie, the 448/464 top, e5m2's 2^-17 underflow tie and its
+# 57344/61440 top, and inf into the NaNs.
 G2H_BOUNDARY_PATTERNS: tuple[tuple[int, int], ...] = tuple(
     (sign | lo, sign | hi)
     for sign in (0, 0x8000_0000)
@@ -37,15 +38,23 @@ G2H_BOUNDARY_PATTERNS: tuple[tuple[int, int], ...] = tuple(
         (0x3F00_0000, 0x3F80_0000 + (1 << 20)),
         (0x3A00_0000, 0x3C90_0000),
         (0x43D0_0000, 0x43F0_0000),
+        (0x36F0_0000, 0x3790_0000),
+        (0x4750_0000, 0x4790_0000),
         (0x7F7F_0000, 0x7F81_0000),
     )
 )
+# The header's host path turns every NaN into its +NaN first; for e4m3fn that
+# gives fp8lab's canonical 0x7F, for e5m2 0x7F where fp8lab's canonical is 0x7E.
+# So e4m3fn NaNs are held to the exact code, e5m2 NaNs to "some NaN code" and
+# the codes they became are in ``measured`` under "e5m2 nan->...".
+G2H_ENCODERS: tuple[tuple[str, str], ...] = (("e4m3fn", "exact"), ("e5m2", "nan-code"))
 G2H_SCOPE = (
     "proves: the CPU kernel and fp8lab's CUDA C source agree byte for byte when the source "
     "is compiled for the host, where __nv_cvt_float_to_fp8 takes cuda_fp8.hpp's software "
     "path (a NaN is first canonicalised to +NaN, so -NaN gives 0x7F; then "
-    "__nv_cvt_double_to_fp8), and that this path's e4m3fn encoder equals the scan "
-    "reference on the patterns examined. Does not prove: the sm_89+ device instruction "
+    "__nv_cvt_double_to_fp8), and that this path's e4m3fn and e5m2 SATFINITE encoders "
+    "equal the scan reference on the patterns examined (e5m2 NaNs: some NaN code; the "
+    "header gives 0x7F, fp8lab's canonical is 0x7E). Does not prove: the sm_89+ device instruction "
     "cvt.rn.satfinite.e4m3x2.f32 that the device build uses under SATFINITE (gate G2)."
 )
 
@@ -92,10 +101,9 @@ def run_g2h(
         status = GateStatus.PENDING if exc.missing else GateStatus.FAIL
         return _result(cpu.name, status, str(exc))
     offenders: list[Offender] = []
-    tally = NanTally()
     quant = quant_cases(cpu, cuda, scales, input_dtypes, seed, offenders, max_offenders)
     ranges = G2H_PATTERNS if patterns is None else tuple(patterns)
-    enc = encoder_cases(encoder, "e4m3fn", ranges, "exact", offenders, max_offenders, tally)
+    enc, measured = all_encoder_cases(encoder, G2H_ENCODERS, ranges, offenders, max_offenders)
     status, reason = verdict(quant, enc)
     by_kind = {
         "quant": sum(c.mismatches for c in quant),
@@ -108,5 +116,5 @@ def run_g2h(
         case_results=[*quant, *enc],
         mismatches_by_class=by_kind,
         first_offenders=tuple(offenders),
-        measured=tally.to_dict(),
+        measured=measured,
     )

@@ -31,7 +31,7 @@ import numpy as np
 
 from fp8lab.gates.g3_nan import nan_propagation_case
 from fp8lab.gates.g3_spec import declared_spec, describe_model
-from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender
+from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender, screen
 from fp8lab.gemm.bounds import gamma, tight_bound
 from fp8lab.gemm.population import (
     LARGE_CASES,
@@ -196,14 +196,12 @@ def _run_case(
 
 
 def _verdict(cases: Sequence[CaseResult], stats: Sequence[G3CaseStats]) -> tuple[GateStatus, str]:
-    if not stats or not cases or sum(c.words for c in cases) == 0:
+    if not stats:
         return GateStatus.FAIL, "examined nothing"
-    errors = [f"{c.name}: {c.error}" for c in cases if c.error]
-    if errors:
-        return GateStatus.FAIL, "; ".join(errors[:3])
-    vacuous = [c.name for c in cases if c.nonzero_fraction < 1.0]
-    if vacuous:
-        return GateStatus.FAIL, f"vacuous: a reference output is zero in {', '.join(vacuous)}"
+    zero = [c.name for c in cases if c.nonzero_fraction < 1.0]
+    early = screen(cases, vacuous=zero, what="a reference output is zero")
+    if early:
+        return early
     worst = (
         f"worst |err|/tolerance {max(s.worst_ratio_seed for s in stats):.3g}, "
         f"|err|/gamma_K bound {max(s.worst_ratio_tight for s in stats):.3g}, "

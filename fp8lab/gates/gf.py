@@ -30,7 +30,14 @@ import numpy as np
 from fp8lab.chains.catalogue import RECIPES, standalone_for
 from fp8lab.chains.populations import CHAIN_SCALES, CHAIN_SEED, ChainCase, chain_population
 from fp8lab.chains.recipe import CHAINS
-from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender
+from fp8lab.gates.records import (
+    CaseResult,
+    GateResult,
+    GateStatus,
+    Offender,
+    mostly_zero,
+    screen,
+)
 from fp8lab.guard import KernelFaultError, call_kernel
 from fp8lab.refs.chain_ref import reference_chain
 
@@ -157,14 +164,9 @@ class _Case:
 
 
 def _verdict(cases: list[CaseResult]) -> tuple[GateStatus, str]:
-    if not cases or sum(c.words for c in cases) == 0:
-        return GateStatus.FAIL, "examined nothing"
-    errors = [f"{c.name}: {c.error}" for c in cases if c.error]
-    if errors:
-        return GateStatus.FAIL, "; ".join(errors[:3])
-    vacuous = [c.name for c in cases if c.nonzero_fraction <= 0.5]
-    if vacuous:
-        return GateStatus.FAIL, f"vacuous: reference mostly zero in {', '.join(vacuous)}"
+    early = screen(cases, vacuous=mostly_zero(cases), what="reference mostly zero")
+    if early:
+        return early
     bad = [c.name for c in cases if c.assertions_failed]
     if bad:
         return GateStatus.FAIL, f"assertions failed in {len(bad)} of {len(cases)} cases"

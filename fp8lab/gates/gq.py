@@ -40,7 +40,7 @@ import numpy.typing as npt
 
 from fp8lab.compare import compare_codes
 from fp8lab.formats import FormatSpec, get_format
-from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender
+from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender, screen
 from fp8lab.guard import KernelFaultError, call_kernel
 from fp8lab.refs import reference_nvfp4_quant, reference_scheme_quant
 from fp8lab.schemes import NVFP4_RULES, RULES, Granularity, Nvfp4ScaleRule, ScaleRule, get_rule
@@ -261,14 +261,14 @@ def run_gq(
 
 
 def _verdict(cases: Sequence[CaseResult], nonzero: int, codes: int) -> tuple[GateStatus, str]:
-    words = sum(c.words for c in cases)
-    if not cases or words == 0:
-        return GateStatus.FAIL, "examined nothing"
-    errors = [f"{c.name}: {c.error}" for c in cases if c.error]
-    if errors:
-        return GateStatus.FAIL, "; ".join(errors[:3])
-    if nonzero * 2 <= codes:
-        return GateStatus.FAIL, "vacuous: reference codes mostly zero"
+    """The shared pre-verdict screen, then mismatches.
+
+    The run is vacuous if half or more of its reference codes are zero in magnitude.
+    """
+    vacuous = ["the run"] if nonzero * 2 <= codes else []
+    early = screen(cases, vacuous=vacuous, what="reference codes mostly zero")
+    if early is not None:
+        return early
     bad = [c.name for c in cases if c.assertions_failed]
     if bad:
         return GateStatus.FAIL, f"mismatches in {len(bad)} of {len(cases)} cases"

@@ -8,7 +8,16 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["EXIT_CODES", "CaseResult", "GateResult", "GateStatus", "Offender", "exit_code"]
+__all__ = [
+    "EXIT_CODES",
+    "CaseResult",
+    "GateResult",
+    "GateStatus",
+    "Offender",
+    "exit_code",
+    "mostly_zero",
+    "screen",
+]
 
 
 class GateStatus(enum.Enum):
@@ -120,6 +129,30 @@ class GateResult:
     def to_json(self) -> str:
         """Stable, indented JSON."""
         return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+
+def mostly_zero(cases: Sequence[CaseResult]) -> list[str]:
+    """The cases whose reference is nonzero in at most half of the words (a vacuity guard)."""
+    return [c.name for c in cases if c.nonzero_fraction <= 0.5]
+
+
+def screen(
+    cases: Sequence[CaseResult], *, vacuous: Sequence[str], what: str
+) -> tuple[GateStatus, str] | None:
+    """The FAIL every gate owes before it judges bytes, or None when there is none.
+
+    In order: nothing examined (no case, or no word), a kernel error in any
+    case (the first three are named), then the ``vacuous`` cases, whose
+    reference output is degenerate in the way ``what`` says.
+    """
+    if not cases or sum(c.words for c in cases) == 0:
+        return GateStatus.FAIL, "examined nothing"
+    errors = [f"{c.name}: {c.error}" for c in cases if c.error]
+    if errors:
+        return GateStatus.FAIL, "; ".join(errors[:3])
+    if vacuous:
+        return GateStatus.FAIL, f"vacuous: {what} in {', '.join(vacuous)}"
+    return None
 
 
 def exit_code(results: list[GateResult]) -> int:

@@ -1,7 +1,9 @@
 """The mutant catalogue, as data: one record per mutant (fp8-facts §3; known bug classes).
 
 ``build`` names the builder in :mod:`.quant_mutants` (target ``quant``, gated
-by G1) or :mod:`.gemm_mutants` (target ``gemm``, gated by G3).
+by G1), :mod:`.gemm_mutants` (target ``gemm``, gated by G3),
+:mod:`.scheme_mutants` (target ``scheme``, gated by GQ; issue 12 §5) or
+:mod:`.chain_mutants` (target ``chain``, gated by GF; issue 15 §5).
 """
 
 from __future__ import annotations
@@ -88,6 +90,65 @@ CATALOGUE: tuple[MutantSpec, ...] = (
     MutantSpec("K14", "bf16 accumulator", "accumulation", KNOWN, "gemm", "accumulates_in_bf16"),
     MutantSpec("K15", "B not transposed", "layout", KNOWN, "gemm", "transposes_b"),
     MutantSpec("K16", "0x7F decoded as 480", "decoding", KNOWN, "gemm", "decodes_nan_as_480"),
+    MutantSpec(
+        "Q01",
+        "min-scale floor missing (per-token)",
+        "scaling",
+        KNOWN,
+        "scheme",
+        "min_scale_missing",
+    ),
+    MutantSpec(
+        "Q02",
+        "e4m3fnuz where e4m3fn is declared",
+        "encoding",
+        KNOWN,
+        "scheme",
+        "e4m3fnuz_for_e4m3fn",
+    ),
+    MutantSpec(
+        "Q03", "e8m0 byte 0 decoded as 0", "decoding", KNOWN, "scheme", "e8m0_zero_byte_as_zero"
+    ),
+    MutantSpec(
+        "Q04", "e8m0 byte 255 decoded as inf", "decoding", KNOWN, "scheme", "e8m0_nan_byte_as_inf"
+    ),
+    MutantSpec(
+        "Q05", "UE8M0 scale one power of two low", "scaling", KNOWN, "scheme", "ue8m0_one_step_low"
+    ),
+    MutantSpec(
+        "Q06", "NaN skipped in a propagating amax", "nan", KNOWN, "scheme", "amax_skips_nan"
+    ),
+    MutantSpec(
+        "Q07", "amax reduction one element short", "blocking", KNOWN, "scheme", "block_off_by_one"
+    ),
+    MutantSpec("Q08", "clamp order swapped", "nan", KNOWN, "scheme", "clamp_order_swapped"),
+    MutantSpec(
+        "Q09",
+        "scale double-rounded through bf16",
+        "double rounding",
+        KNOWN,
+        "scheme",
+        "scale_via_bf16",
+    ),
+    MutantSpec(
+        "C01", "bf16 rounding point moved", "rounding point", KNOWN, "chain", "rounding_point_moved"
+    ),
+    MutantSpec("C02", "eps outside the sqrt", "norm", KNOWN, "chain", "eps_outside_sqrt"),
+    MutantSpec(
+        "C03", "variance over bf16 values", "rounding point", KNOWN, "chain", "variance_over_bf16"
+    ),
+    MutantSpec("C04", "gate before the norm", "ordering", KNOWN, "chain", "gate_before_norm"),
+    MutantSpec(
+        "C05", "__expf structure where expf is declared", "exp", KNOWN, "chain", "fast_exp_for_expf"
+    ),
+    MutantSpec(
+        "C06",
+        "pairwise sum where sequential is declared",
+        "reduction order",
+        KNOWN,
+        "chain",
+        "reduction_order_pairwise",
+    ),
 )
 
 # The seed's mutation table (vllm.cpp PR #842): failed / run assertions of its C++ suite.

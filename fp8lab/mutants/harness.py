@@ -24,7 +24,7 @@ __all__ = ["GATE_TARGETS", "GateRunner", "MutantResult", "Verdict", "judge", "re
 
 GateRunner = Callable[[Any], GateResult]
 
-GATE_TARGETS = {"G1": "quant", "G3": "gemm"}
+GATE_TARGETS = {"G1": "quant", "G3": "gemm", "GQ": "scheme", "GF": "chain"}
 
 
 class Verdict(enum.Enum):

@@ -14,6 +14,7 @@ from typing import Any
 from fp8lab.gates import GATES, run_g1
 from fp8lab.gates.g1 import G1_SHARD_SCALES
 from fp8lab.kernels import BUILTIN_KERNELS, StaticQuantKernel
+from fp8lab.mutants import chain_mutants, scheme_mutants
 from fp8lab.mutants.catalogue import CATALOGUE, MutantSpec
 from fp8lab.mutants.harness import (
     GATE_TARGETS,
@@ -53,32 +54,70 @@ def _gemm_epilogue_kernels(module: Any) -> Any:
     return kernels_with_epilogue(module)
 
 
+# GQ and GF take their options (scheme and rule; chain and recipe) from the subject the
+# mutant's builder returns, which reads them from its own table (not from the kernel).
+_SUBJECT_GATES: dict[str, GateRunner] = {
+    "GQ": scheme_mutants.gq_runner,
+    "GF": chain_mutants.gf_runner,
+}
+# Targets whose mutants each mutate the port of one rule or recipe: that port, unmutated,
+# is the mutant's own baseline.
+_RESTORED_PER_MUTANT: dict[str, Callable[[str], Any]] = {
+    "scheme": scheme_mutants.restored,
+    "chain": chain_mutants.restored,
+}
+
+
 def gate_runners(gates: Sequence[str], *, special_words: bool = True) -> dict[str, GateRunner]:
     """The gate functions for ``gates``; ``special_words=False`` is the seed's G1 (words, cases).
 
     Raises:
         ValueError: for a gate no mutant target uses.
     """
-    unknown = [g for g in gates if g not in GATE_TARGETS or g not in GATES]
+    unknown = [g for g in gates if g not in GATE_TARGETS]
     if unknown or not gates:
-        usable = sorted(set(GATE_TARGETS) & set(GATES))
-        raise ValueError(f"mutation runs take gates from {usable}, got {list(gates)}")
+        raise ValueError(f"mutation runs take gates from {sorted(GATE_TARGETS)}, got {list(gates)}")
     shards = G1_SHARD_SCALES if special_words else ()  # the seed's G1 has no shard case
-    return {
-        g: partial(run_g1, special_words=special_words, shard_scales=shards)
-        if g == "G1"
-        else GATES[g]
-        for g in gates
-    }
+    runners: dict[str, GateRunner] = {}
+    for g in gates:
+        if g == "G1":
+            runners[g] = partial(run_g1, special_words=special_words, shard_scales=shards)
+        else:
+            runners[g] = _SUBJECT_GATES[g] if g in _SUBJECT_GATES else GATES[g]
+    return runners
 
 
 def _baseline(gates: Mapping[str, GateRunner]) -> dict[str, int]:
-    """Case counts of the restored kernels, which must pass every gate they face."""
-    restored = {"quant": BUILTIN_KERNELS["vllm_cpp"], "gemm": _builtin_gemm()}
+    """Case counts of the restored quant and GEMM kernels, which must pass every gate they face."""
+    restored: dict[str, Callable[[], Any]] = {
+        "quant": lambda: BUILTIN_KERNELS["vllm_cpp"],
+        "gemm": _builtin_gemm,
+    }
     cases: dict[str, int] = {}
-    for target in sorted({GATE_TARGETS[g] for g in gates}):
-        cases |= require_green(f"restored {target} kernel", target, restored[target], gates)
+    for target in sorted({GATE_TARGETS[g] for g in gates} & set(restored)):
+        cases |= require_green(f"restored {target} kernel", target, restored[target](), gates)
     return cases
+
+
+def _own_baseline(
+    spec: MutantSpec, gates: Mapping[str, GateRunner], seen: dict[tuple[str, str], dict[str, int]]
+) -> dict[str, int]:
+    """Case counts (per kernel) of the unmutated ports a scheme or chain mutant mutates.
+
+    Each port must pass every gate it faces; ``seen`` keeps each port's counts, so a
+    port shared by several mutants is gated once per run.
+    """
+    built = _RESTORED_PER_MUTANT[spec.target](spec.build)
+    subjects = built if isinstance(built, list) else [built]
+    total: dict[str, int] = {}
+    for subject in subjects:
+        key = (spec.target, subject.name)
+        if key not in seen:
+            label = f"unmutated {subject.name} (for {spec.id})"
+            seen[key] = require_green(label, spec.target, subject, gates)
+        for g, n in seen[key].items():
+            total[g] = total.get(g, 0) + n
+    return {g: n // len(subjects) for g, n in total.items()}
 
 
 def _builtin_gemm() -> Any:
@@ -90,6 +129,10 @@ def _builtin_gemm() -> Any:
 def _builder(spec: MutantSpec) -> Callable[[], Any]:
     if spec.target == "quant":
         return QUANT_BUILDERS[spec.build]
+    if spec.target == "scheme":
+        return scheme_mutants.SCHEME_BUILDERS[spec.build]
+    if spec.target == "chain":
+        return chain_mutants.CHAIN_BUILDERS[spec.build]
     from fp8lab.mutants.gemm_mutants import GEMM_BUILDERS
 
     return GEMM_BUILDERS[spec.build]
@@ -113,10 +156,33 @@ def run_catalogue(
     if not chosen:
         raise ValueError(f"no catalogue mutant is checked by {list(gates)}")
     baseline = _baseline(runners)
+    seen: dict[tuple[str, str], dict[str, int]] = {}
     return [
-        judge(m.id, m.description, m.target, _builder(m), runners, baseline, threshold=threshold)
+        judge(
+            m.id,
+            m.description,
+            m.target,
+            _builder(m),
+            runners,
+            _own_baseline(m, runners, seen) if m.target in _RESTORED_PER_MUTANT else baseline,
+            threshold=threshold,
+            diff=_catalogue_diff(m),
+        )
         for m in chosen
     ]
+
+
+def _catalogue_diff(spec: MutantSpec) -> str:
+    """The source diff of a scheme or chain mutant (a patch of its port); empty otherwise."""
+    tables: dict[str, Mapping[str, Any]] = {
+        "scheme": scheme_mutants.SCHEME_MUTANTS,
+        "chain": chain_mutants.CHAIN_MUTANTS,
+    }
+    mutant = tables.get(spec.target, {}).get(spec.build)
+    try:
+        return mutant.patch().diff() if mutant is not None else ""
+    except ValueError:  # a stale edit: the build fails too, and the mutant is INCOMPETENT
+        return ""
 
 
 @dataclass(frozen=True)

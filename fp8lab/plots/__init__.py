@@ -1,6 +1,7 @@
 """The notebooks' figures: computed data in, matplotlib Figure out."""
 
 from fp8lab.plots.atlas import plot_boundaries, plot_codes
+from fp8lab.plots.chains import plot_rounding_cost
 from fp8lab.plots.detect import (
     plot_count_distribution,
     plot_exposable_midpoints,
@@ -14,6 +15,7 @@ from fp8lab.plots.gemm import (
     plot_error_ratios,
 )
 from fp8lab.plots.mutants import plot_margins
+from fp8lab.plots.schemes import plot_floor_rceil, plot_scheme_errors
 
 __all__ = [
     "plot_accumulation_deviation",
@@ -26,6 +28,9 @@ __all__ = [
     "plot_epilogue_deviation",
     "plot_error_ratios",
     "plot_exposable_midpoints",
+    "plot_floor_rceil",
     "plot_margins",
+    "plot_rounding_cost",
+    "plot_scheme_errors",
     "plot_strength_vs_scale",
 ]

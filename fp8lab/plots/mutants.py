@@ -24,9 +24,10 @@ def plot_margins(
     ax.bar(range(len(ids)), [r.margin for r in results], color=colors, label="margin")
     if before:
         old = {r.id: r.margin for r in before}
+        shown = [k for k, i in enumerate(ids) if i in old]  # mutants the "before" run judged
         ax.scatter(
-            range(len(ids)),
-            [old.get(i, 0) for i in ids],
+            shown,
+            [old[ids[k]] for k in shown],
             marker="_",
             s=120,
             color="k",

@@ -15,7 +15,12 @@ case's constructed amax, so each granularity sees it:
   and RCEIL, and float ``log2`` and exponent bits, split), for ``j`` across the
   float32 range, and ``M * 2**j`` likewise;
 * ``zero``, ``nan``, ``neg-nan``, ``inf``, ``subnormal`` (float32-subnormal
-  amax), ``at-max`` (amax = the element max) and ``negative`` rows.
+  amax), ``at-max`` (amax = the element max) and ``negative`` rows;
+* ``amax-last``: magnitudes rising along the row by a factor of about
+  ``2**(1/32)`` (distinct in bfloat16 too), so every block of every size, the
+  row and the tensor hold their amax once, in their last element: where an
+  amax reduction one element short (or one element shifted) splits. The tiled
+  cases above cannot show it, as each block repeats its amax.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ CASES = (
     "subnormal",
     "at-max",
     "negative",
+    "amax-last",
 )
 _SUB = 16  # the smallest block in the catalogue (NVFP4)
 
@@ -110,4 +116,10 @@ def scheme_population(
     at_max[:, ::_SUB] = np.float32(top)
     cases.append(("at-max", at_max))
     cases.append(("negative", -np.abs(rng.standard_normal((2, k))).astype(np.float32)))
+    # A step of 2^(1/32) (K = 256, GQ's), flatter for long rows so the top stays below
+    # 2^110 and float32; each step still beats the 1.01 jitter, so every row rises.
+    step = min(1.0 / 32.0, 100.0 / k)
+    rising = np.exp2(np.arange(k) * step) * rng.uniform(1.0, 1.01, (4, k))
+    rising *= np.array([[1e-4], [0.3], [7.0], [1e3]]) * rng.choice([-1.0, 1.0], (4, k))
+    cases.append(("amax-last", rising.astype(np.float32)))
     return cases

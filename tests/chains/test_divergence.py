@@ -33,6 +33,9 @@ def test_recipes_of_two_chains_cannot_be_compared() -> None:
         divergence(CUDA, "vllm-cuda-silu-and-mul-quant-fp8")
     with pytest.raises(ValueError, match="unknown recipe"):
         divergence(CUDA, "nope")
+    # A Gemma recipe weights by w + 1: another function, so no divergence to count.
+    with pytest.raises(ValueError, match="different functions"):
+        divergence("vllm-cpp-standalone-gemma-rmsnorm-fp8", CUDA)
 
 
 def test_chains_command_lists_recipes_and_writes_counts(
@@ -46,7 +49,12 @@ def test_chains_command_lists_recipes_and_writes_counts(
     assert data["a"] == CUDA and {r["kind"] for r in data["rows"]} >= {"realistic-wide"}
 
 
-@pytest.mark.parametrize("value", ["only-one", f"{CUDA},nope", f"{CUDA},expf-silu-mul-fp8"])
+GEMMA = "vllm-cpp-standalone-gemma-rmsnorm-fp8"
+
+
+@pytest.mark.parametrize(
+    "value", ["only-one", f"{CUDA},nope", f"{CUDA},expf-silu-mul-fp8", f"{GEMMA},{CUDA}"]
+)
 def test_chains_bad_input_is_a_usage_error(value: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["chains", "--diverge", value]) == 2
     assert "Traceback" not in capsys.readouterr().err

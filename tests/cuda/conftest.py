@@ -43,9 +43,15 @@ class FakeModule:
             "fp8lab_matmul_kernel": "fp8lab_matmul",
         }[name]
         fn = getattr(self.lib, host)
+        two_scalar = self.lib.fp8lab_matmul_two_scalar
 
         def launch(grid: tuple[int, ...], block: tuple[int, ...], args: tuple[Any, ...]) -> None:
             assert grid[0] >= 1 and block == (256,)
+            call = fn
+            if name == "fp8lab_matmul_kernel":  # the device's two_scalar flag picks the host symbol
+                *args, flag, out = args  # type: ignore[assignment]
+                call = two_scalar if int(flag) else fn
+                args = (*args, out)
             c_args = [
                 ctypes.c_void_p(a.ctypes.data)
                 if isinstance(a, np.ndarray)
@@ -58,7 +64,7 @@ class FakeModule:
                 else ctypes.c_int32(int(a))
                 for a in args
             ]
-            assert fn(*c_args) == 0
+            assert call(*c_args) == 0
 
         return launch
 

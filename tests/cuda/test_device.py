@@ -17,6 +17,9 @@ import pytest
 
 from fp8lab.cuda import quant_args
 from fp8lab.cuda.device import (
+    DEVICE_EPILOGUES,
+    CudaDevice,
+    CudaDeviceMatmul,
     CudaProbe,
     device_source,
     launch_grid,
@@ -24,7 +27,7 @@ from fp8lab.cuda.device import (
     quant_launch_args,
     range_launch_args,
 )
-from fp8lab.gates import GateStatus, run_g2
+from fp8lab.gates import GateStatus, run_g2, run_g3
 from fp8lab.populations import g1_population
 from tests.cuda.conftest import FakeCupy, host_library, needs_gxx
 
@@ -114,9 +117,14 @@ def test_g2_runs_its_launch_path_and_passes_a_faithful_device() -> None:
     cp = FakeCupy(host_library())
     result = run_g2(probe=lambda: ready(cp), patterns=SMALL)
     assert result.status is GateStatus.PASS, result.reason
-    assert result.cases == 14 + 2 and result.words == 14 * WORDS + sum(b - a for a, b in SMALL)
+    # Both device encoders (e4m3fn, e5m2) over each range.
+    assert result.cases == 14 + 2 * len(SMALL)
+    assert result.words == 14 * WORDS + 2 * sum(b - a for a, b in SMALL)
     assert result.measured["compute_capability"] == 90
     assert result.measured["nan->canonical"] == 0x4000 - 1
+    # The stand-in runs the host path: e5m2 NaN 0x7F, a NaN code but not fp8lab's 0x7E.
+    assert result.measured["e5m2 nan->canonical"] == 0
+    assert result.measured["e5m2 nan->not-nan"] == 0
     assert "cvt.rn.satfinite.e4m3x2.f32" in result.scope and cp.sources
 
 
@@ -144,3 +152,34 @@ def test_the_gpu_path_imports_only_numpy_ml_dtypes_and_cupy() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "PENDING"
+
+
+@needs_gxx
+@pytest.mark.parametrize("epilogue", sorted(DEVICE_EPILOGUES))
+def test_g3_passes_the_device_gemm_through_its_launch_path(epilogue: str) -> None:
+    device = CudaDevice(FakeCupy(host_library()))
+    result = run_g3(CudaDeviceMatmul(device, epilogue))
+    assert result.status is GateStatus.PASS, result.reason
+    assert result.kernel == "cuda-device" and result.words > 0
+
+
+@needs_gxx
+def test_g3_fails_a_device_gemm_that_sums_k_backwards() -> None:
+    defect = ("FP8LAB_PLANT_GEMM_REVERSED_K",)
+    device = CudaDevice(FakeCupy(host_library(defect)), defect)
+    result = run_g3(CudaDeviceMatmul(device))
+    assert result.status is GateStatus.FAIL and "bitwise mismatches" in result.reason
+
+
+@needs_gxx
+def test_g3_fails_a_device_gemm_launched_with_the_other_epilogue() -> None:
+    # The wrapper declares folded but launches two_scalar: G3 holds it to folded's model.
+    device = CudaDevice(FakeCupy(host_library()))
+    kernel = CudaDeviceMatmul(device, "two_scalar")
+    kernel.spec = CudaDeviceMatmul(device, "folded").spec
+    assert run_g3(kernel).status is GateStatus.FAIL
+
+
+def test_the_device_gemm_refuses_an_unknown_epilogue() -> None:
+    with pytest.raises(ValueError, match="device GEMM epilogues"):
+        CudaDeviceMatmul(object(), "prescaled")  # type: ignore[arg-type]

@@ -12,12 +12,13 @@ import pytest
 from fp8lab.cuda.nvrtc import NvrtcError, compile_ptx
 
 CVT = "cvt.rn.satfinite.e4m3x2.f32"
+CVT_E5M2 = "cvt.rn.satfinite.e5m2x2.f32"
 
 
 @pytest.mark.parametrize("arch", ["compute_89", "compute_90", "compute_100"])
 def test_the_ptx_for_sm89_and_later_holds_the_satfinite_conversion(arch: str) -> None:
     ptx = compile_ptx(arch)
-    assert ".entry" in ptx and CVT in ptx
+    assert ".entry" in ptx and CVT in ptx and CVT_E5M2 in ptx
 
 
 def test_below_sm89_the_device_source_refuses_to_compile() -> None:

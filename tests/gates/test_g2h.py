@@ -12,9 +12,10 @@ from fp8lab.gates.g2h import G2H_SCOPE
 from fp8lab.populations import g1_population
 from tests.cuda.conftest import host_library, needs_gxx
 
-# the 448/464 top, the smallest subnormals, the inf/NaN edge of both signs
+# the 448/464 top, e5m2's 57344/61440 top, the smallest subnormals, the inf/NaN edge
 PATTERNS = (
     (0x43DF_F000, 0x43E8_1000),
+    (0x475F_F000, 0x4778_1000),
     (0x3A00_0000, 0x3A90_0000),
     (0x7F7F_F000, 0x7F80_4000),
     (0xFF7F_F000, 0xFF80_4000),
@@ -28,9 +29,20 @@ def test_g2h_passes_the_upstream_kernel_and_counts_what_it_examined() -> None:
     result = run_g2h(patterns=PATTERNS)
     assert result.status is GateStatus.PASS, result.reason
     assert result.gate == "G2h" and result.kernel == "upstream"
-    assert result.cases == 14 + len(PATTERNS) and result.assertions == 14 + 2 * len(PATTERNS)
-    assert result.words == 14 * WORDS + sum(b - a for a, b in PATTERNS)
-    assert result.measured == {"nan->canonical": 2 * 0x3FFF, "nan->signed": 0, "nan->not-nan": 0}
+    # Both encoders (e4m3fn, e5m2) over every range.
+    assert result.cases == 14 + 2 * len(PATTERNS)
+    assert result.assertions == 14 + 4 * len(PATTERNS)
+    assert result.words == 14 * WORDS + 2 * sum(b - a for a, b in PATTERNS)
+    nans = 2 * 0x3FFF
+    # The header's e5m2 NaN is 0x7F, not fp8lab's canonical 0x7E: a NaN code all the same.
+    assert result.measured == {
+        "nan->canonical": nans,
+        "nan->signed": 0,
+        "nan->not-nan": 0,
+        "e5m2 nan->canonical": 0,
+        "e5m2 nan->signed": 0,
+        "e5m2 nan->not-nan": 0,
+    }
 
 
 def test_the_record_says_what_it_proves_and_what_it_does_not() -> None:

@@ -22,8 +22,9 @@ SCHEME_OF = {
     "vllm-per-group-ue8m0": "per-group",
     "ocp-floor": "mxfp8",
     "rceil": "mxfp8",
-    "te-nvfp4-divide": "nvfp4",
 }
+# every GQ rule (the scale rules and the NVFP4 rule whose element path is modelled)
+GQ_SCHEME_OF = {**SCHEME_OF, "te-nvfp4-divide": "nvfp4"}
 
 
 def port_of(name: str):  # type: ignore[no-untyped-def]
@@ -31,26 +32,26 @@ def port_of(name: str):  # type: ignore[no-untyped-def]
 
 
 def test_every_rule_has_a_scheme() -> None:
-    assert set(SCHEME_OF) == set(RULES) | {"te-nvfp4-divide"}
-    assert set(SCHEME_OF.values()) == set(GQ_SCHEMES)
-    assert {r: s for s, rules in GQ_RULES.items() for r in rules} == SCHEME_OF
+    assert set(SCHEME_OF) == set(RULES) and set(GQ_SCHEME_OF) == set(RULES) | {"te-nvfp4-divide"}
+    assert set(GQ_SCHEME_OF.values()) == set(GQ_SCHEMES)
+    assert {r: s for s, rules in GQ_RULES.items() for r in rules} == GQ_SCHEME_OF
     assert GATES["GQ"] is run_gq and {"GQ"} == SCHEME_GATES
-    assert {n: p.name for n, p in SCHEME_PORTS.items()} == {n: n for n in SCHEME_OF}
+    assert {n: p.name for n, p in SCHEME_PORTS.items()} == {n: n for n in GQ_SCHEME_OF}
     # the NVFP4 rules whose element path was not read are not GQ rules
     modelled = {n for n, r in NVFP4_RULES.items() if r.element_source is not None}
     assert modelled == {"te-nvfp4-divide"} and set(NVFP4_RULES) - modelled
 
 
-@pytest.mark.parametrize("name", sorted(SCHEME_OF))
+@pytest.mark.parametrize("name", sorted(GQ_SCHEME_OF))
 def test_the_port_passes_gq_and_the_record_counts_it(name: str) -> None:
     port = SCHEME_PORTS[name]
-    result = run_gq(port, scheme=SCHEME_OF[name], rule=name, kernel_name=f"port:{name}")
+    result = run_gq(port, scheme=GQ_SCHEME_OF[name], rule=name, kernel_name=f"port:{name}")
     assert result.status is GateStatus.PASS, result.reason
-    assert (result.gate, result.scheme, result.rule) == ("GQ", SCHEME_OF[name], name)
+    assert (result.gate, result.scheme, result.rule) == ("GQ", GQ_SCHEME_OF[name], name)
     # per-tensor and nvfp4: each population row is a tensor of its own
-    tensor = SCHEME_OF[name] in ("per-tensor", "nvfp4")
-    calls = 2 if SCHEME_OF[name] == "nvfp4" else 1  # nvfp4: the own and a 1.5x global amax
-    want = 2 * calls * (84 if tensor else 11)
+    tensor = GQ_SCHEME_OF[name] in ("per-tensor", "nvfp4")
+    calls = 2 if GQ_SCHEME_OF[name] == "nvfp4" else 1  # nvfp4: the own and a 1.5x global amax
+    want = 2 * calls * (88 if tensor else 12)
     assert result.cases == want and result.assertions == result.cases
     assert result.words > 10_000 and result.mismatches == result.assertions_failed == 0
     assert set(result.mismatches_by_class) == set(CASES)  # every class counted, each 0
@@ -76,7 +77,7 @@ def test_the_command_runs_every_port_or_the_ones_named(
     assert main(["gates", "--gate", "GQ", "--json", str(path)]) == 0
     rows = json.loads(path.read_text())
     assert [(r["kernel"], r["scheme"], r["rule"]) for r in rows] == [
-        (n, SCHEME_OF[n], n) for n in SCHEME_OF
+        (n, GQ_SCHEME_OF[n], n) for n in GQ_SCHEME_OF
     ]
     assert {r["status"] for r in rows} == {"PASS"} and all(r["words"] > 10_000 for r in rows)
     out = capsys.readouterr().out

@@ -46,6 +46,20 @@ def test_g2_fails_a_defect_compiled_into_the_device_source(defect: str) -> None:
 
 
 @needs_gxx
+def test_g2h_fails_an_e5m2_encoder_that_overflows_to_inf() -> None:
+    # __NV_NOSAT instead of __NV_SATFINITE: values past 61440 become inf (0x7C), not 57344.
+    defect = ("FP8LAB_PLANT_E5M2_NOSAT",)
+    host_library(defect)
+    top = ((0x4770_0000, 0x4780_1000),)
+    result = run_g2h(scales=(), input_dtypes=(), patterns=top, defines=defect)
+    assert result.status is GateStatus.FAIL, result.reason
+    assert "the CUDA encoder differs from the scan reference in 1 ranges" in result.reason
+    assert {o.case.split()[0] for o in result.first_offenders} == {"e5m2"}
+    assert {o.got for o in result.first_offenders} == {"0x7c"}
+    assert run_g2h(scales=(), input_dtypes=(), patterns=top).status is GateStatus.PASS
+
+
+@needs_gxx
 def test_g2h_fails_a_cpu_kernel_with_another_nan_policy() -> None:
     host_library()
     result = run_g2h(BUILTIN_KERNELS["vllm_cpp"], patterns=PATTERNS[:1])

@@ -1,0 +1,164 @@
+"""Mutants of the scale-rule port (target ``scheme``, gated by GQ): issue 12 §5's bug classes.
+
+Each mutant is :mod:`fp8lab.schemes.port` with one bug written into its
+source (:class:`.patch.SourcePatch`), gated by GQ under the scheme and rule
+of the port it mutates. Those come from :data:`SCHEME_MUTANTS` (the
+harness's data), never from the kernel. Before a mutant is judged, the
+unmutated port must pass GQ under the same scheme and rule (:func:`restored`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from fp8lab.gates import GateResult, run_gq
+from fp8lab.mutants.patch import SourcePatch
+from fp8lab.schemes import port
+
+__all__ = [
+    "PORT_MODULE",
+    "SCHEME_BUILDERS",
+    "SCHEME_MUTANTS",
+    "SchemeMutant",
+    "SchemeSubject",
+    "gq_runner",
+    "restored",
+    "scheme_subjects",
+]
+
+PORT_MODULE = "fp8lab.schemes.port"
+
+
+@dataclass(frozen=True)
+class SchemeSubject:
+    """A ``FUNC(x) -> (codes, scales)`` kernel and the scheme and rule GQ checks it under."""
+
+    name: str
+    scheme: str
+    rule: str
+    func: Callable[[np.ndarray], Any]
+
+
+@dataclass(frozen=True)
+class SchemeMutant:
+    """The port's source edits and the (scheme, rule) pairs the mutant is gated under."""
+
+    gated_as: tuple[tuple[str, str], ...]
+    edits: tuple[tuple[str, str], ...]
+
+    def patch(self) -> SourcePatch:
+        """The edits as a patch of the port module."""
+        return SourcePatch(PORT_MODULE, self.edits)
+
+
+_MIN_SCALE = """            if spec.min_scale is not None:
+                big = np.fmax if spec.amax_nan is AmaxNan.SKIP else np.maximum
+                s = big(s, _F32(spec.min_scale))
+"""
+_NAN_BYTE = "    bits = np.where(rb == 255, np.uint32(0x7F80_0001), bits)\n"
+_SCALE = (
+    "            s = amax / top if spec.scale_from is Apply.DIVIDE else amax * (_F32(1) / top)\n"
+)
+_PROPAGATE = (
+    "    amax = np.fmax.reduce(a, axis=1, initial=init) if skip else "
+    "np.maximum(a.max(axis=1), init)\n"
+)
+
+SCHEME_MUTANTS: dict[str, SchemeMutant] = {
+    # vLLM per-token without min_scaling_factor: a zero row gives s = 0 and 0/0 = NaN.
+    "min_scale_missing": SchemeMutant((("per-token", "vllm-per-token"),), ((_MIN_SCALE, ""),)),
+    # torch.float8_e4m3fnuz (ROCm; max 240, bias 8, NaN 0x80) where e4m3fn is declared.
+    "e4m3fnuz_for_e4m3fn": SchemeMutant(
+        (("per-token", "vllm-per-token"),),
+        (("    elem = get_format(spec.element)\n", '    elem = get_format("e4m3fnuz")\n'),),
+    ),
+    # triton PR #11624's class: e8m0 byte 0 read as 0, not 2**-127 (so 1/scale = +inf).
+    "e8m0_zero_byte_as_zero": SchemeMutant(
+        (("mxfp8", "rceil"),),
+        (
+            (
+                _NAN_BYTE,
+                _NAN_BYTE + "    bits = np.where(byte == 0, np.uint32(0x7F80_0000), bits)\n",
+            ),
+        ),
+    ),
+    # e8m0 byte 255 read as +inf, not NaN (so 1/scale = +0).
+    "e8m0_nan_byte_as_inf": SchemeMutant(
+        (("mxfp8", "rceil"),),
+        ((_NAN_BYTE, "    bits = np.where(rb == 255, np.uint32(0), bits)\n"),),
+    ),
+    # UE8M0 scale rounded down: the exponent bits kept, the round-up dropped.
+    "ue8m0_one_step_low": SchemeMutant(
+        (("per-group", "vllm-per-group-ue8m0"),),
+        (
+            (
+                "up = ((bits >> 23) & 0xFF) + ((bits & 0x7F_FFFF) != 0)",
+                "up = (bits >> 23) & 0xFF",
+            ),
+        ),
+    ),
+    # fmaxf's NaN-skipping reduction where torch.amax propagates (torch and torchao rules).
+    "amax_skips_nan": SchemeMutant(
+        (("per-token", "vllm-native-per-token"), ("mxfp8", "rceil")),
+        ((_PROPAGATE, "    amax = np.fmax.reduce(a, axis=1, initial=init)\n"),),
+    ),
+    # The amax loop stops one element short of its block (group or row): block - 1 reduced.
+    "block_off_by_one": SchemeMutant(
+        (("per-group", "vllm-per-group"), ("per-token", "vllm-per-token")),
+        (("    a = np.abs(blocks)\n", "    a = np.abs(blocks[:, :-1])\n"),),
+    ),
+    # fminf(fmaxf(x, -M), M) where fmaxf(-M, fminf(x, M)) is declared: NaN -> -448, not +448.
+    "clamp_order_swapped": SchemeMutant(
+        (("per-tensor", "vllm-per-tensor"),),
+        (
+            (
+                "            q = np.fmax(-top, np.fmin(q, top))\n",
+                "            q = np.fmin(np.fmax(q, -top), top)\n",
+            ),
+        ),
+    ),
+    # amax / 448 stored to bfloat16 and widened back before use.
+    "scale_via_bf16": SchemeMutant(
+        (("per-group", "vllm-per-group"),),
+        (
+            ("import numpy as np\n", "import ml_dtypes\nimport numpy as np\n"),
+            (_SCALE, _SCALE + "            s = s.astype(ml_dtypes.bfloat16).astype(_F32)\n"),
+        ),
+    ),
+}
+
+
+def scheme_subjects(name: str, mutant: SchemeMutant) -> list[SchemeSubject]:
+    """Compile ``mutant``'s patched port; one subject per (scheme, rule) it is gated under.
+
+    Raises:
+        Exception: a stale edit or a port that does not compile (INCOMPETENT).
+    """
+    module = mutant.patch().load(f"fp8lab_scheme_mutant_{name}")
+    return [
+        SchemeSubject(name, scheme, rule, partial(module.scheme_quant, rule=rule))
+        for scheme, rule in mutant.gated_as
+    ]
+
+
+def restored(name: str) -> list[SchemeSubject]:
+    """The unmutated port under the (scheme, rule) pairs of mutant ``name``."""
+    return [
+        SchemeSubject(f"{rule} port", scheme, rule, partial(port.scheme_quant, rule=rule))
+        for scheme, rule in SCHEME_MUTANTS[name].gated_as
+    ]
+
+
+def gq_runner(subject: SchemeSubject) -> GateResult:
+    """GQ on ``subject`` under its scheme and rule, at GQ's defaults."""
+    return run_gq(subject.func, scheme=subject.scheme, rule=subject.rule, kernel_name=subject.name)
+
+
+SCHEME_BUILDERS: dict[str, Callable[[], list[SchemeSubject]]] = {
+    name: partial(scheme_subjects, name, mutant) for name, mutant in SCHEME_MUTANTS.items()
+}

@@ -1,0 +1,88 @@
+"""The command line imports only the subcommand it runs (issue 13 §2: --help is cheap).
+
+A test plants nothing here: it checks the registry that makes laziness possible
+against each module's own registration, so a renamed subcommand or a changed
+help line cannot drift from what ``fp8lab --help`` lists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+from fp8lab.cli.main import SUBCOMMANDS, build_parser, command_of, main
+
+
+def registered(module: str) -> dict[str, str | None]:
+    """Name -> help of every subparser ``module.add_parser`` registers."""
+    sub = argparse.ArgumentParser().add_subparsers()
+    importlib.import_module(f"fp8lab.cli.{module}").add_parser(sub)
+    return {a.dest: a.help for a in sub._choices_actions}
+
+
+@pytest.mark.parametrize("name", sorted(SUBCOMMANDS))
+def test_the_registry_names_each_modules_own_subcommand_and_help(name: str) -> None:
+    module, help_line = SUBCOMMANDS[name]
+    assert registered(module) == {name: help_line}
+
+
+def test_the_full_parser_and_the_lazy_one_list_the_same_subcommands() -> None:
+    def names(parser: argparse.ArgumentParser) -> list[str]:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return list(sub.choices)
+
+    assert names(build_parser()) == names(build_parser("")) == list(SUBCOMMANDS)
+
+
+def test_the_command_is_the_first_word_that_is_not_an_option() -> None:
+    assert command_of(["--help"]) is None
+    assert command_of(["-h", "gates", "--gate", "G1"]) == "gates"
+
+
+def run_isolated(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_top_level_help_imports_no_subcommand_and_no_numpy() -> None:
+    out = run_isolated(
+        "import sys, contextlib, io\n"
+        "from fp8lab.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    code = main(['--help'])\n"
+        "cmds = sorted(m for m in sys.modules if m.endswith('_cmd'))\n"
+        "print(code, 'numpy' in sys.modules, cmds)\n"
+    )
+    assert out.split(maxsplit=2) == ["0", "False", "[]\n"]
+
+
+def test_a_subcommand_loads_only_its_own_module() -> None:
+    out = run_isolated(
+        "import sys, contextlib, io\n"
+        "from fp8lab.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    code = main(['chains', '--help'])\n"
+        "print(code, sorted(m for m in sys.modules if m.endswith('_cmd')))\n"
+    )
+    assert out.strip() == "0 ['fp8lab.cli.chains_cmd']"
+
+
+def test_an_unknown_subcommand_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "invalid choice: 'nope'" in err[0]
+
+
+def test_the_package_exports_every_public_name_lazily() -> None:
+    import fp8lab
+
+    assert sorted(fp8lab.__all__) == sorted(fp8lab._HOMES)
+    for name in fp8lab.__all__:
+        assert getattr(fp8lab, name) is getattr(importlib.import_module(fp8lab._HOMES[name]), name)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        fp8lab.nope  # noqa: B018

@@ -1,0 +1,88 @@
+"""The GQ/GF mutation harness can go red: a do-nothing mutant SURVIVES, a stale one is refused.
+
+A kill means something only if the same harness, handed the unmutated port
+through the same patch-and-compile path, reports SURVIVED; only if a patch
+that no longer matches the port is INCOMPETENT (never silently the port);
+and only if a port that fails its gate unmutated stops the run.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import pytest
+
+import fp8lab.mutants.runner as runner
+from fp8lab.mutants import chain_mutants, scheme_mutants
+from fp8lab.mutants.catalogue import CATALOGUE
+from fp8lab.mutants.chain_mutants import ChainMutant, chain_subject
+from fp8lab.mutants.harness import Verdict, judge
+from fp8lab.mutants.patch import SourcePatch
+from fp8lab.mutants.scheme_mutants import SchemeMutant, SchemeSubject, scheme_subjects
+from fp8lab.schemes import port
+from fp8lab.schemes.populations import scheme_population
+
+RUNNERS = runner.gate_runners(["GQ", "GF"])
+GQ24, GF80 = {"GQ": 24}, {"GF": 80}  # the unmutated ports' case counts
+
+
+def test_the_unmutated_scheme_port_survives() -> None:
+    noop = SchemeMutant((("per-group", "vllm-per-group"), ("mxfp8", "rceil")), ())
+    build = partial(scheme_subjects, "noop", noop)
+    result = judge("noop", "no edit", "scheme", build, RUNNERS, GQ24)
+    assert result.built and result.verdict is Verdict.SURVIVED
+    assert result.failed_assertions == result.moved_words == 0 and result.assertions == 48
+    assert not result.case_count_changed
+
+
+def test_the_unmutated_chain_port_survives() -> None:
+    noop = ChainMutant("vllm-cpp-standalone-rmsnorm-fp8", ())
+    result = judge("noop", "no edit", "chain", partial(chain_subject, "noop", noop), RUNNERS, GF80)
+    assert result.built and result.verdict is Verdict.SURVIVED
+    assert result.failed_assertions == 0 and result.assertions == 80
+
+
+def test_a_stale_edit_is_incompetent_not_the_port() -> None:
+    stale = SchemeMutant((("per-group", "vllm-per-group"),), (("no such text", "x"),))
+    result = judge("stale", "stale", "scheme", partial(scheme_subjects, "s", stale), RUNNERS, GQ24)
+    assert result.verdict is Verdict.INCOMPETENT and "occurs 0 times" in result.build_error
+    with pytest.raises(ValueError, match="occurs 2 times"):
+        SourcePatch("fp8lab.chains.ports", (('t["silu"] = a = _silu_f32(g)\n', ""),)).text()
+
+
+def test_an_unmutated_port_that_fails_stops_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(name: str) -> list[SchemeSubject]:
+        def wrong(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            return port.scheme_quant(x, "vllm-per-token")
+
+        return [SchemeSubject("broken", "per-token", "vllm-native-per-token", wrong)]
+
+    monkeypatch.setitem(runner._RESTORED_PER_MUTANT, "scheme", broken)
+    q01 = [m for m in CATALOGUE if m.id == "Q01"]
+    with pytest.raises(ValueError, match=r"unmutated broken \(for Q01\).* FAIL under GQ"):
+        runner.run_catalogue(("GQ",), catalogue=q01)
+
+
+def test_a_broken_chain_port_stops_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(name: str) -> chain_mutants.ChainSubject:
+        mutant = chain_mutants.CHAIN_MUTANTS["eps_outside_sqrt"]
+        return chain_subject("broken", mutant)  # a mutant posing as the restored port
+
+    monkeypatch.setitem(runner._RESTORED_PER_MUTANT, "chain", broken)
+    c02 = [m for m in CATALOGUE if m.id == "C02"]
+    with pytest.raises(ValueError, match=r"unmutated broken \(for C02\).* FAIL under GF"):
+        runner.run_catalogue(("GF",), catalogue=c02)
+
+
+def test_only_the_amax_last_case_sees_the_block_off_by_one() -> None:
+    """The strengthening behind Q07: every other GQ case is blind to it (both subjects)."""
+    subjects = scheme_mutants.SCHEME_BUILDERS["block_off_by_one"]()
+    seen = set()
+    for subject in subjects:
+        for label, x in scheme_population("e4m3fn", 0):
+            codes, scales = subject.func(x)
+            want_codes, want_scales = port.scheme_quant(x, subject.rule)
+            if codes.tobytes() + scales.tobytes() != want_codes.tobytes() + want_scales.tobytes():
+                seen.add(label)
+    assert seen == {"amax-last"}

@@ -1,0 +1,132 @@
+"""The scale-rule (GQ) and fused-chain (GF) catalogue mutants: each KILLED with margin >= 3.
+
+Issue 12 §5 and issue 15 §5: every listed bug class has a catalogue entry,
+each a patch of the production port that the gate passes unmutated, and each
+is killed by its gate with at least 3 failed assertions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from fp8lab.chains import ports as chain_ports_module
+from fp8lab.cli.main import build_parser, main
+from fp8lab.mutants.catalogue import CATALOGUE
+from fp8lab.mutants.chain_mutants import CHAIN_MUTANTS
+from fp8lab.mutants.harness import MutantResult, Verdict
+from fp8lab.mutants.runner import run_catalogue
+from fp8lab.mutants.scheme_mutants import SCHEME_MUTANTS
+from fp8lab.schemes import port as scheme_port_module
+
+NEW = [m for m in CATALOGUE if m.target in ("scheme", "chain")]
+GATE = {"scheme": "GQ", "chain": "GF"}
+
+
+def _hashes() -> list[str]:
+    files = (scheme_port_module.__file__, chain_ports_module.__file__)
+    return [hashlib.sha256(Path(f or "").read_bytes()).hexdigest() for f in files]
+
+
+@pytest.fixture(scope="module")
+def judged() -> dict[str, MutantResult]:
+    before = _hashes()
+    results = {r.id: r for r in run_catalogue(("GQ", "GF"))}
+    assert _hashes() == before  # the ports' source files were never edited
+    return results
+
+
+def test_the_catalogue_names_every_builder_once() -> None:
+    scheme = sorted(m.build for m in NEW if m.target == "scheme")
+    chain = sorted(m.build for m in NEW if m.target == "chain")
+    assert scheme == sorted(SCHEME_MUTANTS) and len(scheme) == 9  # issue 12 §5: 8 classes, e8m0 x2
+    assert chain == sorted(CHAIN_MUTANTS) and len(chain) == 6  # issue 15 §5: 6 classes
+
+
+@pytest.mark.slow  # the catalogue run: GQ's exact reference, 17 runs
+def test_only_the_new_targets_run_under_gq_and_gf(judged: dict[str, MutantResult]) -> None:
+    assert set(judged) == {m.id for m in NEW}
+
+
+@pytest.mark.slow  # the catalogue run: GQ's exact reference, 17 runs
+@pytest.mark.parametrize("spec", NEW, ids=lambda m: m.id)
+def test_killed_with_margin_by_its_gate(spec: object, judged: dict[str, MutantResult]) -> None:
+    result = judged[spec.id]  # type: ignore[attr-defined]
+    assert result.built and result.verdict is Verdict.KILLED, result.build_error
+    assert result.margin >= 3 and not result.thin
+    assert result.killed_by == (GATE[spec.target],)  # type: ignore[attr-defined]
+    assert result.moved_words > 0 and not result.case_count_changed
+    assert result.diff.startswith("--- fp8lab.") and "\n+" in result.diff  # the patch is on record
+
+
+@pytest.mark.slow  # the catalogue run: GQ's exact reference, 17 runs
+def test_the_published_margins(judged: dict[str, MutantResult]) -> None:
+    """README "Mutation" table: failed / run assertions (seeded populations, deterministic)."""
+    got = {k: (r.failed_assertions, r.assertions) for k, r in judged.items()}
+    assert got == {
+        "Q01": (10, 24),
+        "Q02": (22, 24),
+        "Q03": (6, 24),
+        "Q04": (6, 24),
+        "Q05": (18, 24),
+        "Q06": (8, 48),
+        "Q07": (4, 48),
+        "Q08": (18, 176),
+        "Q09": (18, 24),
+        "C01": (36, 80),
+        "C02": (60, 80),
+        "C03": (24, 80),
+        "C04": (56, 56),
+        "C05": (19, 33),
+        "C06": (58, 80),
+    }
+
+
+@pytest.mark.slow
+def test_chain_mutants_are_killed_on_bytes_alone() -> None:
+    """Without the port's ``trace`` GF sees codes and residuals only: still >= 4 failed each."""
+    from fp8lab.mutants.chain_mutants import CHAIN_BUILDERS, ChainSubject, gf_runner
+
+    failed = {}
+    for name, build in CHAIN_BUILDERS.items():
+        subject = build()
+        bare = ChainSubject(name, subject.chain, subject.recipe, partial(_untraced, subject.kernel))
+        failed[name] = gf_runner(bare).assertions_failed
+    assert min(failed.values()) >= 4, failed
+
+
+def _untraced(kernel: Any, *args: Any) -> Any:
+    return kernel(*args)
+
+
+def test_a_scheme_mutant_is_the_port_with_its_edit() -> None:
+    """Q08 is the port's clamp swapped: NaN goes to -448 (0xFE), and nothing else moves."""
+    from fp8lab.mutants.scheme_mutants import SCHEME_BUILDERS
+
+    (subject,) = SCHEME_BUILDERS["clamp_order_swapped"]()
+    x = np.array([[1.0, np.nan, -3.0, 0.5]], np.float32)
+    codes, scales = subject.func(x)
+    want_codes, want_scales = scheme_port_module.scheme_quant(x, "vllm-per-tensor")
+    assert codes[0, 1] == 0xFE and want_codes[0, 1] == 0x7E
+    assert np.array_equal(np.delete(codes, 1), np.delete(want_codes, 1))
+    assert scales.tobytes() == want_scales.tobytes()
+
+
+@pytest.mark.slow
+def test_mutate_runs_the_chain_catalogue_by_default_gates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``fp8lab mutate --gate GF`` judges C01-C06; the default ``--gate`` includes GQ and GF."""
+    out = tmp_path / "m.json"
+    assert main(["mutate", "--gate", "GF", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert [e["id"] for e in data["entries"]] == [f"C0{i}" for i in range(1, 7)]
+    assert data["min_margin"] >= 3 and data["before_strengthening"] == []
+    assert "C04" in capsys.readouterr().out
+    assert build_parser().parse_args(["mutate"]).gates == "G1,G3,GQ,GF"
