@@ -1,4 +1,8 @@
-"""Shared CLI pieces: exit codes, JSON output, kernel loading."""
+"""Shared CLI pieces: exit codes, JSON output, kernel loading.
+
+Importing this module loads no numpy: the kernel loaders import what they
+need when they run, so every subcommand's ``--help`` stays cheap.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +12,15 @@ import sys
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from fp8lab.evidence import write_atomic
-from fp8lab.formats import FORMATS
-from fp8lab.gates import EXIT_CODES
-from fp8lab.gemm import FunctionMatmulKernel, MatmulKernel, MatmulSpec
+from fp8lab.evidence.run_dir import write_atomic
+from fp8lab.exit_codes import EXIT_CODES
 from fp8lab.importing import ImportSpecError, import_attribute
-from fp8lab.kernels import FunctionKernel, QuantKernel, resolve_nan_policy
-from fp8lab.kernels.shared import is_shared_spec, load_shared, split_shared_spec
+
+if TYPE_CHECKING:
+    from fp8lab.gemm import MatmulKernel
+    from fp8lab.kernels import QuantKernel
 
 __all__ = [
     "CliError",
@@ -78,6 +82,9 @@ def load_user_object(spec: str, protocol: type, wrap: Callable[[str, Any], Any])
     Raises:
         CliError: if the import fails, or OBJ is neither a ``protocol`` object nor callable.
     """
+    from fp8lab.gemm import MatmulKernel
+    from fp8lab.kernels.shared import is_shared_spec, load_shared, split_shared_spec
+
     if is_shared_spec(spec):  # path/lib.so:symbol, through the C ABI
         try:
             path, symbol = split_shared_spec(spec)
@@ -108,6 +115,8 @@ def load_kernel(spec: str, nan_policy: str | None = None) -> QuantKernel:
     Raises:
         CliError: as :func:`load_user_object`, or for a bad or contradicted NaN policy.
     """
+    from fp8lab.formats import FORMATS
+    from fp8lab.kernels import FunctionKernel, QuantKernel, resolve_nan_policy
 
     def wrap(name: str, func: Any) -> FunctionKernel:
         return FunctionKernel(name, func, nan_policy)
@@ -131,6 +140,8 @@ def load_matmul_kernel(spec: str) -> MatmulKernel:
     Raises:
         CliError: as :func:`load_user_object`, or for a ``spec`` that is not a MatmulSpec.
     """
+    from fp8lab.gemm import FunctionMatmulKernel, MatmulKernel, MatmulSpec
+
     kernel: MatmulKernel = load_user_object(spec, MatmulKernel, FunctionMatmulKernel)
     claimed = getattr(kernel, "spec", None)
     if claimed is not None and not isinstance(claimed, MatmulSpec):

@@ -7,16 +7,8 @@ from pathlib import Path
 
 from fp8lab.cli.argtypes import positive_int_arg
 from fp8lab.cli.common import CliError
-from fp8lab.cli.detect_cmd import kernel_pair, scales_arg
-from fp8lab.detect import (
-    check_golden,
-    design_detector,
-    load_golden,
-    resolve_kernel,
-    write_golden,
-)
+from fp8lab.exit_codes import EXIT_CODES
 from fp8lab.formats import FP8_FORMATS
-from fp8lab.gates import EXIT_CODES
 
 __all__ = ["add_parser", "run"]
 
@@ -53,6 +45,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     """Design, write, re-check the written vectors, return the exit status."""
+    from fp8lab.cli.detect_cmd import kernel_pair, scales_arg
+    from fp8lab.detect import (
+        check_golden,
+        design_detector,
+        load_golden,
+        resolve_kernel,
+        write_golden,
+    )
+
     scales = scales_arg(args.scales)
     a, b = kernel_pair(args.kernels, args.format)
     try:

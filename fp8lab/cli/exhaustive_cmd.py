@@ -9,16 +9,9 @@ from dataclasses import asdict
 from fp8lab.cli.argtypes import pattern_arg, workers_arg
 from fp8lab.cli.common import CliError, write_json_output
 from fp8lab.cli.engine import add_engine_args, open_engine
-from fp8lab.exhaustive import (
-    ALL_PATTERNS,
-    BUILTIN_ENCODERS,
-    KERNEL_ERROR,
-    KERNEL_ERROR_EXIT,
-    EncoderError,
-    run_exhaustive,
-)
+from fp8lab.cli.names import ALL_PATTERNS, BUILTIN_ENCODERS, KERNEL_ERROR_EXIT
+from fp8lab.exit_codes import EXIT_CODES
 from fp8lab.formats import FORMATS
-from fp8lab.gates import EXIT_CODES
 from fp8lab.progress import Progress
 
 __all__ = ["add_parser", "run"]
@@ -69,6 +62,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     """Run the comparison, print a summary, return the exit status."""
+    from fp8lab.exhaustive import KERNEL_ERROR, EncoderError, run_exhaustive
+
     try:
         with open_engine(args) as cluster:
             record = run_exhaustive(

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fp8lab.bundle import BUNDLE_GATES, BundleExistsError, write_bundle
 from fp8lab.cli.argtypes import check_writable_dir
 from fp8lab.cli.common import CliError
+from fp8lab.cli.names import BUNDLE_GATES
 
 __all__ = ["add_parser", "run"]
 
@@ -42,6 +42,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     """Write the bundle; 0 when written."""
+    from fp8lab.bundle import BundleExistsError, write_bundle
+
     reason = check_writable_dir(args.out, "--out")
     if reason:
         raise CliError(reason)

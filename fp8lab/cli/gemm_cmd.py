@@ -7,8 +7,7 @@ from dataclasses import asdict
 
 from fp8lab.cli.argtypes import multiple_of_arg, positive_int_arg
 from fp8lab.cli.common import write_json_output
-from fp8lab.gemm.bench import run_gemm_bench, run_gemm_bench_pinned
-from fp8lab.gemm.protocol import K_MULTIPLE
+from fp8lab.cli.names import K_MULTIPLE
 
 __all__ = ["add_parser", "run"]
 
@@ -52,6 +51,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     """Print one row per timed path."""
+    from fp8lab.gemm.bench import run_gemm_bench, run_gemm_bench_pinned
+
     bench = run_gemm_bench if args.threads else run_gemm_bench_pinned
     rows = bench(
         args.m,

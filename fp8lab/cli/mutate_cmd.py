@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from fp8lab.cli.argtypes import nonnegative_int_arg
 from fp8lab.cli.common import CliError, write_json_output
 from fp8lab.cli.engine import add_engine_args, open_engine
-from fp8lab.gates import EXIT_CODES
-from fp8lab.mutants.harness import MutantResult, Verdict
-from fp8lab.mutants.report import mutation_report
+from fp8lab.exit_codes import EXIT_CODES
+
+if TYPE_CHECKING:
+    from fp8lab.mutants.harness import MutantResult
 
 __all__ = ["add_parser", "run"]
 
@@ -40,6 +42,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def _rows(results: tuple[MutantResult, ...], width: int = 44) -> list[str]:
+    from fp8lab.mutants.harness import Verdict
+
     lines = [f"{'id':<10} {'verdict':<11} {'failed/run':>11} {'moved':>7}  killed_by  note"]
     for r in results:
         note = ("thin margin" if r.thin else "") + (
@@ -57,6 +61,9 @@ def _rows(results: tuple[MutantResult, ...], width: int = 44) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run and print; the exit status says whether the gates are strong enough."""
+    from fp8lab.mutants.harness import Verdict
+    from fp8lab.mutants.report import mutation_report
+
     gates = tuple(g.strip() for g in args.gates.split(",") if g.strip())
     catalogue = args.catalogue or not args.source
     try:

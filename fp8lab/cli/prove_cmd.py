@@ -8,10 +8,8 @@ from pathlib import Path
 from fp8lab.cli.argtypes import check_writable_dir, stop_arg
 from fp8lab.cli.common import CliError
 from fp8lab.cli.engine import add_engine_args, open_engine
-from fp8lab.evidence.index import write_index
-from fp8lab.exhaustive import ALL_PATTERNS
-from fp8lab.gates import EXIT_CODES
-from fp8lab.proofs import PLANS, run_proofs
+from fp8lab.cli.names import ALL_PATTERNS, PROOF_PLANS
+from fp8lab.exit_codes import EXIT_CODES
 
 __all__ = ["add_parser", "run"]
 
@@ -37,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument(
         "--plan",
         default="default",
-        choices=sorted(PLANS),
+        choices=sorted(PROOF_PLANS),
         help="default: gates and the fp8 proofs; mx: the OCP MX format proofs (proofs-mx)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -46,6 +44,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     """Run the plan and print where the evidence went."""
+    from fp8lab.evidence.index import write_index
+    from fp8lab.proofs import run_proofs
+
     reason = check_writable_dir(args.results, "--results")
     if reason:
         raise CliError(reason)

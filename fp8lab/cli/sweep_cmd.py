@@ -8,11 +8,9 @@ from typing import Any
 
 from fp8lab.cli.argtypes import positive_float_arg, positive_int_arg, workers_arg
 from fp8lab.cli.common import CliError, write_json_output
-from fp8lab.cli.detect_cmd import scales_arg
 from fp8lab.cli.engine import add_engine_args, open_engine
-from fp8lab.detect import bf16_exposing, describe_sweep, log_scales, seed_scores, sweep
+from fp8lab.exit_codes import EXIT_CODES
 from fp8lab.formats import FP8_FORMATS
-from fp8lab.gates import EXIT_CODES
 
 __all__ = ["add_parser", "run"]
 
@@ -51,6 +49,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     """Sweep, print the structure, return the exit status."""
+    from fp8lab.cli.detect_cmd import scales_arg
+    from fp8lab.detect import bf16_exposing, describe_sweep, log_scales, seed_scores, sweep
+
     try:
         scales = (
             scales_arg(args.scales)

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from fp8lab.exit_codes import EXIT_CODES
+
 __all__ = [
     "EXIT_CODES",
     "CaseResult",
@@ -26,9 +28,6 @@ class GateStatus(enum.Enum):
     PASS = "PASS"
     FAIL = "FAIL"
     PENDING = "PENDING"
-
-
-EXIT_CODES = {"pass": 0, "fail": 1, "usage": 2, "pending": 3}
 
 
 @dataclass(frozen=True)

@@ -86,3 +86,18 @@ def test_the_package_exports_every_public_name_lazily() -> None:
         assert getattr(fp8lab, name) is getattr(importlib.import_module(fp8lab._HOMES[name]), name)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         fp8lab.nope  # noqa: B018
+
+
+def test_the_parsers_copies_equal_their_homes() -> None:
+    from fp8lab.bundle import BUNDLE_GATES
+    from fp8lab.cli import names
+    from fp8lab.exhaustive import ALL_PATTERNS, BUILTIN_ENCODERS, KERNEL_ERROR_EXIT
+    from fp8lab.gemm.protocol import K_MULTIPLE
+    from fp8lab.proofs import PLANS
+
+    assert names.ALL_PATTERNS == ALL_PATTERNS
+    assert tuple(BUILTIN_ENCODERS) == names.BUILTIN_ENCODERS
+    assert names.KERNEL_ERROR_EXIT == KERNEL_ERROR_EXIT
+    assert tuple(PLANS) == names.PROOF_PLANS
+    assert names.K_MULTIPLE == K_MULTIPLE
+    assert tuple(BUNDLE_GATES) == names.BUNDLE_GATES
