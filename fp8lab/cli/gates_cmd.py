@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from fp8lab.chains.catalogue import RECIPES
 from fp8lab.chains.ports import PORTS
 from fp8lab.cli.common import CliError, load_kernel, load_matmul_kernel, write_json_output
 from fp8lab.cli.gate_child import run_foreign_gate
+from fp8lab.cli.scheme_args import add_scheme_arguments, load_scheme_kernel, scheme_options
 from fp8lab.gates import (
     CHAIN_GATES,
     CUDA_GATE_CPU_KERNEL,
@@ -18,12 +20,14 @@ from fp8lab.gates import (
     GATES,
     GF_CHAINS,
     MATMUL_GATES,
+    SCHEME_GATES,
     GateResult,
     exit_code,
 )
 from fp8lab.gemm import BUILTIN_MATMUL_KERNELS
 from fp8lab.importing import ImportSpecError, import_attribute
 from fp8lab.kernels import BUILTIN_KERNELS, DEFAULT_NAN_POLICY, NAN_POLICIES
+from fp8lab.schemes.port import SCHEME_PORTS
 
 __all__ = [
     "add_parser",
@@ -50,7 +54,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         dest="gate",
         default="G1",
         help=f"comma-separated gates from {', '.join(GATES)}, or 'all' (default G1; with a "
-        "--kernel, 'all' includes GF only when --chain and --recipe are given)",
+        "--kernel, 'all' includes GF only when --chain and --recipe are given, and GQ only "
+        "when --scheme and --rule are given)",
     )
     p.add_argument(
         "--kernel",
@@ -63,7 +68,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "object (name, matmul, optional spec) or FUNC(a_codes, b_codes, s_in, s_w, "
         "out_dtype) -> [M,N] float32 or bfloat16, checked against vllm.cpp's model; for GF "
         "a function with the --chain signature (README, Fused chains), optionally with a "
-        "trace method for the prefix checks",
+        "trace method for the prefix checks; for GQ FUNC(x) -> (codes, scales), for nvfp4 "
+        "FUNC(x, global_scale) (README, "
+        "Gate GQ)",
     )
     p.add_argument(
         "--chain",
@@ -77,6 +84,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="GF: the recipe your kernel declares, e.g. vllm-cuda-fused-add-rmsnorm-static-fp8 "
         "(the list: README, Fused chains)",
     )
+    add_scheme_arguments(p)
     p.add_argument(
         "--nan-policy",
         metavar="NAME",
@@ -129,6 +137,8 @@ def format_table(results: list[GateResult]) -> str:
     for r in results:
         if r.reason:
             lines.append(f"{r.gate} {r.kernel}: {r.status.value}: {r.reason}")
+        if r.scheme:
+            lines.append(f"{r.gate} {r.kernel}: scheme {r.scheme}, rule {r.rule}")
         if r.measured.get("recipe"):
             d = r.measured
             lines.append(
@@ -177,11 +187,13 @@ class _SpecNamed:
 
 
 def load_foreign_kernel(gate: str, spec: str, nan_policy: str | None = None) -> Any:
-    """The user's kernel for ``gate``: matmul, chain (CHAIN_GATES) or quant kernel."""
+    """The user's kernel for ``gate``: matmul, chain, scheme (GQ) or quant kernel."""
     if gate in MATMUL_GATES:
         return load_matmul_kernel(spec)
     if gate in CHAIN_GATES:
         return load_chain_kernel(spec)
+    if gate in SCHEME_GATES:
+        return load_scheme_kernel(spec)
     return load_kernel(spec, nan_policy)
 
 
@@ -215,6 +227,16 @@ def _chain_options(args: argparse.Namespace) -> list[dict[str, str]]:
 
 
 def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
+    if name in SCHEME_GATES:
+        pairs = scheme_options(args)
+        if args.kernel:  # the record names the kernel as the user did, and (even when the
+            # kernel's process died before a record) the scheme and rule it was held to
+            return [
+                dataclasses.replace(r, scheme=o["scheme"], rule=o["rule"])
+                for o in pairs
+                for r in run_foreign_gate(name, args.kernel, {**o, "kernel_name": args.kernel})
+            ]
+        return [GATES[name](SCHEME_PORTS[o["rule"]], **o) for o in pairs]
     if name in CHAIN_GATES:
         pairs = _chain_options(args)
         if args.kernel:
@@ -236,7 +258,12 @@ def run(args: argparse.Namespace) -> int:
     names = [g.strip() for g in args.gate.split(",") if g.strip()]
     if names == ["all"]:  # a --kernel without --chain/--recipe is not a chain kernel
         chained = not args.kernel or (args.chain and args.recipe)
-        names = [g for g in GATES if chained or g not in CHAIN_GATES]
+        schemed = not args.kernel or (args.scheme and args.rule)
+        names = [
+            g
+            for g in GATES
+            if (chained or g not in CHAIN_GATES) and (schemed or g not in SCHEME_GATES)
+        ]
     unknown = [g for g in names if g not in GATES]
     if unknown or not names:
         raise CliError(
@@ -244,10 +271,16 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.nan_policy is not None and not (args.kernel or args.outputs):
         raise CliError("--nan-policy states your kernel's policy; give --kernel or --outputs")
-    if args.nan_policy is not None and all(g in MATMUL_GATES | CHAIN_GATES for g in names):
+    if args.nan_policy is not None and all(
+        g in MATMUL_GATES | CHAIN_GATES | SCHEME_GATES for g in names
+    ):
         raise CliError("--nan-policy applies to G1 and G2 only")
     if (args.chain or args.recipe) and not any(g in CHAIN_GATES for g in names):
         raise CliError("--chain and --recipe apply to GF only")
+    if (args.scheme or args.rule) and not any(g in SCHEME_GATES for g in names):
+        raise CliError("--scheme and --rule apply to GQ only")
+    if any(g in SCHEME_GATES for g in names):
+        scheme_options(args)  # refuse a bad --scheme/--rule before any gate runs
     if args.outputs:
         results = _run_bundle(names, args)
     else:

@@ -1,11 +1,12 @@
-"""Gates as records: G1 (static quant), G2 and G2h (CPU vs CUDA), G3 (GEMM), GF (fused chains).
+"""Gates as records: G1 (static quant), G2, G2h (CPU vs CUDA), G3 (GEMM), GF (chains), GQ (schemes).
 
 G2 runs fp8lab's CUDA source on a device, G2h the same source built for the host.
 G1, G2 and G2h take a quant kernel; the gates in ``MATMUL_GATES`` take a matmul
 kernel; those in ``CHAIN_GATES`` a fused-chain kernel and the options ``chain``
 and ``recipe``. G2 and G2h compare a CPU kernel with fp8lab's CUDA upstream
 quant, so their built-in CPU kernel is the ``upstream`` port (``CUDA_GATE_CPU_KERNEL``).
-GQ (``run_gq``, Python API only for now) takes ``FUNC(x) -> (codes, scales)``.
+The gates in ``SCHEME_GATES`` (GQ) take ``FUNC(x) -> (codes, scales)`` and the
+options ``scheme`` and ``rule``.
 """
 
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from fp8lab.gates.g2 import run_g2
 from fp8lab.gates.g2h import run_g2h
 from fp8lab.gates.g3 import G3CaseStats, G3Report, run_g3, run_g3_report
 from fp8lab.gates.gf import GF_CHAINS, run_gf
-from fp8lab.gates.gq import GQ_INPUT_DTYPES, GQ_SCHEMES, run_gq
+from fp8lab.gates.gq import GQ_INPUT_DTYPES, GQ_RULES, GQ_SCHEMES, run_gq
 from fp8lab.gates.records import (
     EXIT_CODES,
     CaseResult,
@@ -31,9 +32,11 @@ GATES: dict[str, Callable[..., GateResult]] = {
     "G2h": run_g2h,
     "G3": run_g3,
     "GF": run_gf,
+    "GQ": run_gq,
 }
 MATMUL_GATES = frozenset({"G3"})
 CHAIN_GATES = frozenset({"GF"})
+SCHEME_GATES = frozenset({"GQ"})
 CUDA_GATES = frozenset({"G2", "G2h"})
 CUDA_GATE_CPU_KERNEL = "upstream"
 
@@ -46,9 +49,11 @@ __all__ = [
     "G1_SCALES",
     "GF_CHAINS",
     "GQ_INPUT_DTYPES",
+    "GQ_RULES",
     "GQ_SCHEMES",
     "GATES",
     "MATMUL_GATES",
+    "SCHEME_GATES",
     "G3CaseStats",
     "G3Report",
     "CaseResult",

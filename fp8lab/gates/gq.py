@@ -1,43 +1,52 @@
-"""Gate GQ (Python API): a dynamic or block-scaled quant kernel against its rule's exact reference.
+"""Gate GQ: a dynamic or block-scaled quant kernel against its rule's exact reference (issue 12 §3).
 
 The kernel is ``FUNC(x) -> (codes, scales)`` with ``x`` float32 or bfloat16
 [M, K]; codes uint8 [M, K]; scales float32 [1] (per-tensor), [M]
 (per-token), [M, K/128] (per-group), or e8m0 bytes (uint8) [M, K/32]
-(mxfp8). Every word is checked bitwise against
-:func:`fp8lab.refs.reference_scheme_quant` under the rule the caller names
+(mxfp8). For nvfp4 it is ``FUNC(x, global_scale) -> (codes, scales)``:
+``global_scale`` is a float32 [1] global amax (TE derives ``S_enc = 2688 /
+amax`` from it), and each input is called twice, with the tensor's amax (NaN
+skipped) and with float32(1.5 x it); codes are e2m1fn, one per byte in the
+low nibble, and scales e4m3fn bytes (uint8) [M, K/16]. Every word is
+checked bitwise against :func:`fp8lab.refs.reference_scheme_quant` (nvfp4:
+:func:`fp8lab.refs.reference_nvfp4_quant`) under the rule the caller names
 (never one the kernel declares): codes bytewise, scales by their bytes. The
 cases are :func:`fp8lab.schemes.populations.scheme_population` x input dtype
-(for per-tensor, each row of a population case is a tensor of its own, so
-every constructed amax is a tensor's amax); each case is one kernel call, one
-assertion, and its label is the word class. The kernel gets
+(for per-tensor and nvfp4, each row of a population case is a tensor of its
+own, so every constructed amax is a tensor's amax); each case is one kernel
+call, one assertion, and its label is the word class. The kernel gets
 private read-only copies (``fp8lab.guard``); every expectation is computed
 before the call; a raise, an exit or a malformed result fails that case.
 Vacuity guards: no words examined is a FAIL, and so is a run whose reference
 codes are zero in magnitude for half or more of the words.
 
-nvfp4 is not offered: its element path is not modelled yet
-(:mod:`fp8lab.schemes.nvfp4_rules`). The ``fp8lab gates --gate GQ`` command
-is not wired yet either; this is the Python API it will call.
+The command ``fp8lab gates --gate GQ --scheme S --rule R [--kernel MODULE:FUNC]``
+calls this function with the same names (README "Gate GQ"); ``GQ_RULES`` lists
+the rules each scheme accepts, and the built-in ports are
+:data:`fp8lab.schemes.port.SCHEME_PORTS`. Of the NVFP4 rules only those whose
+element path is modelled (``element_source``) are GQ rules.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import ml_dtypes
 import numpy as np
+import numpy.typing as npt
 
 from fp8lab.compare import compare_codes
-from fp8lab.formats import get_format
-from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender
+from fp8lab.formats import FormatSpec, get_format
+from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender, screen
 from fp8lab.guard import KernelFaultError, call_kernel
-from fp8lab.refs import reference_scheme_quant
-from fp8lab.schemes import Granularity, ScaleRule, get_rule
+from fp8lab.refs import reference_nvfp4_quant, reference_scheme_quant
+from fp8lab.schemes import NVFP4_RULES, RULES, Granularity, Nvfp4ScaleRule, ScaleRule, get_rule
 from fp8lab.schemes.populations import scheme_population
 
-__all__ = ["GQ_INPUT_DTYPES", "GQ_SCHEMES", "run_gq"]
+__all__ = ["GQ_INPUT_DTYPES", "GQ_RULES", "GQ_SCHEMES", "run_gq"]
 
 GQ_INPUT_DTYPES = ("float32", "bfloat16")
 # scheme -> (granularity, block, scale format)
@@ -46,16 +55,18 @@ GQ_SCHEMES: dict[str, tuple[Granularity, int | None, str]] = {
     "per-token": (Granularity.ROW, None, "float32"),
     "per-group": (Granularity.BLOCK, 128, "float32"),
     "mxfp8": (Granularity.BLOCK, 32, "e8m0fnu"),
+    "nvfp4": (Granularity.BLOCK, 16, "e4m3fn"),
 }
+# scheme -> the names of the rules that describe it (what --rule accepts for --scheme)
+GQ_RULES: dict[str, tuple[str, ...]] = {
+    scheme: tuple(
+        r.name for r in RULES.values() if (r.granularity, r.block, r.scale_format) == shape
+    )
+    for scheme, shape in GQ_SCHEMES.items()
+}
+# NVFP4: the rules whose element path is modelled (the others model the block byte only)
+GQ_RULES["nvfp4"] = tuple(n for n, r in NVFP4_RULES.items() if r.element_source is not None)
 _DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
-
-
-def _check_scheme(scheme: str, rule: ScaleRule) -> None:
-    if scheme not in GQ_SCHEMES:
-        raise ValueError(f"unknown scheme {scheme!r}; choose from {', '.join(GQ_SCHEMES)}")
-    granularity, block, scale_format = GQ_SCHEMES[scheme]
-    if (rule.granularity, rule.block, rule.scale_format) != (granularity, block, scale_format):
-        raise ValueError(f"rule {rule.name!r} does not describe the {scheme} scheme")
 
 
 def _malformed(got: object, want_codes: np.ndarray, want_scales: np.ndarray) -> str:
@@ -70,24 +81,22 @@ def _malformed(got: object, want_codes: np.ndarray, want_scales: np.ndarray) -> 
 
 
 def _run_case(
-    func: Callable[[np.ndarray], Any],
+    func: Callable[..., Any],
     label: str,
-    tag: str,
-    words: np.ndarray,
-    dtype_name: str,
-    rule: ScaleRule,
+    name: str,
+    args: tuple[Any, ...],
+    want: tuple[np.ndarray, np.ndarray],
+    elem: FormatSpec,
     offenders: list[Offender],
     by_class: Counter[str],
     max_offenders: int,
 ) -> tuple[CaseResult, int, int]:
-    name = f"{label}#{tag}/{dtype_name}"
-    x = words.astype(_DTYPES[dtype_name])  # the harness's own copy, never handed out
-    want_codes, want_scales = reference_scheme_quant(x.astype(np.float32), rule)
-    elem = get_format(rule.element)
+    """One kernel call on ``args`` (``args[0]`` is x), checked against ``want``."""
+    want_codes, want_scales = want
     n_words = want_codes.size + want_scales.size
     nonzero = int(((want_codes & elem.magnitude_mask) != 0).sum())
     try:
-        got = call_kernel(func, x)
+        got = call_kernel(func, *args)
         error = _malformed(got, want_codes, want_scales)
     except KernelFaultError as exc:
         got, error = None, exc.reason
@@ -103,7 +112,7 @@ def _run_case(
     ).any(axis=1)
     mismatches = cmp.mismatches + int(scale_bad.sum())
     by_class[label] += mismatches + cmp.nan_code_mismatches
-    flat = x.astype(np.float32).reshape(-1)
+    flat = np.asarray(args[0]).astype(np.float32).reshape(-1)
     for i in np.flatnonzero(cmp.mismatch | cmp.nan_code)[: max(0, max_offenders - len(offenders))]:
         got_c, want_c = f"{codes.reshape(-1)[i]:#04x}", f"{want_codes.reshape(-1)[i]:#04x}"
         offenders.append(Offender(name, label, int(i), f"{flat[i]!r}", got_c, want_c))
@@ -117,80 +126,149 @@ def _run_case(
     return result, nonzero, want_codes.size
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What one scheme's cases need: the element format and, per input, its calls.
+
+    ``per_tensor``: each population row is a tensor of its own, so every
+    constructed amax is a tensor's amax. ``calls(x)`` lists (name suffix,
+    kernel arguments, expected codes and scales), computed before any call.
+    """
+
+    element: str
+    per_tensor: bool
+    calls: Callable[[np.ndarray], list[tuple[str, tuple[Any, ...], tuple[np.ndarray, np.ndarray]]]]
+
+
+def _global_amaxes(x: np.ndarray) -> list[tuple[str, npt.NDArray[np.float32]]]:
+    """The global scales GQ hands an nvfp4 kernel, each a float32 [1].
+
+    The tensor's amax (NaN skipped; what TE's amax kernel hands the cast),
+    and float32(1.5 x it), so a kernel that ignores its ``global_scale`` fails.
+    """
+    flat = np.abs(x.astype(np.float32)).reshape(-1)
+    own = np.fmax.reduce(flat, initial=np.float32(0))
+    with np.errstate(over="ignore"):
+        wider = own * np.float32(1.5)
+    return [("", np.array([own], np.float32)), ("~g1.5", np.array([wider], np.float32))]
+
+
+def _plan(scheme: str, rule: str | ScaleRule | Nvfp4ScaleRule) -> tuple[_Plan, str]:
+    """The plan for ``scheme`` under ``rule``, and the rule's name.
+
+    Raises:
+        ValueError: for an unknown scheme or rule, or a rule of another scheme.
+    """
+    if scheme not in GQ_SCHEMES:
+        raise ValueError(f"unknown scheme {scheme!r}; choose from {', '.join(GQ_SCHEMES)}")
+    if scheme == "nvfp4":
+        nv = NVFP4_RULES.get(rule) if isinstance(rule, str) else rule
+        if not isinstance(nv, Nvfp4ScaleRule) or nv.name not in GQ_RULES[scheme]:
+            raise ValueError(f"rule {_name(rule)!r} is not an nvfp4 rule GQ models")
+        return (
+            _Plan(
+                "e2m1fn",
+                True,
+                lambda x: [
+                    (tag, (x, g), reference_nvfp4_quant(x.astype(np.float32), float(g[0]), nv))
+                    for tag, g in _global_amaxes(x)
+                ],
+            ),
+            nv.name,
+        )
+    if isinstance(rule, Nvfp4ScaleRule):
+        raise ValueError(f"rule {rule.name!r} does not describe the {scheme} scheme")
+    spec = get_rule(rule)
+    granularity, block, scale_format = GQ_SCHEMES[scheme]
+    if (spec.granularity, spec.block, spec.scale_format) != (granularity, block, scale_format):
+        raise ValueError(f"rule {spec.name!r} does not describe the {scheme} scheme")
+    plan = _Plan(
+        spec.element,
+        spec.granularity is Granularity.TENSOR,
+        lambda x: [("", (x,), reference_scheme_quant(x.astype(np.float32), spec))],
+    )
+    return plan, spec.name
+
+
+def _name(rule: object) -> str:
+    return str(getattr(rule, "name", rule))
+
+
 def run_gq(
-    func: Callable[[np.ndarray], Any],
+    func: Callable[..., Any],
     *,
     scheme: str,
-    rule: str | ScaleRule,
-    kernel_name: str = "kernel",
+    rule: str | ScaleRule | Nvfp4ScaleRule,
+    kernel_name: str | None = None,
     seed: int = 0,
     input_dtypes: Sequence[str] = GQ_INPUT_DTYPES,
     max_offenders: int = 8,
 ) -> GateResult:
     """Run GQ on ``func`` for ``scheme`` under ``rule``.
 
+    ``kernel_name`` is the record's kernel (default: ``func.name``, else
+    "kernel"); the rule is always the caller's.
+
     Raises:
         ValueError: for an unknown scheme, rule or input dtype, or a rule that
-            does not describe the scheme.
+            does not describe the scheme (an NVFP4 rule without a modelled
+            element path included).
     """
-    spec = get_rule(rule)
-    _check_scheme(scheme, spec)
+    plan, rule_name = _plan(scheme, rule)
     unknown = set(input_dtypes) - set(_DTYPES)
     if unknown:
         raise ValueError(f"unknown input dtypes {sorted(unknown)}; use {GQ_INPUT_DTYPES}")
+    elem = get_format(plan.element)
     offenders: list[Offender] = []
     by_class: Counter[str] = Counter()
     cases: list[CaseResult] = []
     nonzero = codes = 0
     tensors = [
         (label, part)
-        for label, words in scheme_population(spec.element, seed)
-        for part in (words if spec.granularity is Granularity.TENSOR else [words])
+        for label, words in scheme_population(plan.element, seed)
+        for part in (words if plan.per_tensor else [words])
     ]
     for i, (label, words) in enumerate(tensors):
         for d in input_dtypes:
-            case, nz, n = _run_case(
-                func,
-                label,
-                f"{i}",
-                words.reshape(1, -1) if words.ndim == 1 else words,
-                d,
-                spec,
-                offenders,
-                by_class,
-                max_offenders,
-            )
-            cases.append(case)
-            nonzero, codes = nonzero + nz, codes + n
+            # the harness's own copy, never handed out; every expectation before the call
+            x = (words.reshape(1, -1) if words.ndim == 1 else words).astype(_DTYPES[d])
+            for tag, args, want in plan.calls(x):
+                case, nz, n = _run_case(
+                    func,
+                    label,
+                    f"{label}#{i}/{d}{tag}",
+                    args,
+                    want,
+                    elem,
+                    offenders,
+                    by_class,
+                    max_offenders,
+                )
+                cases.append(case)
+                nonzero, codes = nonzero + nz, codes + n
     status, reason = _verdict(cases, nonzero, codes)
-    return GateResult(
-        gate="GQ",
-        kernel=kernel_name,
-        status=status,
-        reason=reason,
-        cases=len(cases),
-        assertions=sum(c.assertions for c in cases),
-        assertions_failed=sum(c.assertions_failed for c in cases),
-        words=sum(c.words for c in cases),
-        mismatches=sum(c.mismatches for c in cases),
-        nan_code_mismatches=sum(c.nan_code_mismatches for c in cases),
+    return GateResult.from_cases(
+        "GQ",
+        kernel_name or getattr(func, "name", None) or "kernel",
+        status,
+        reason,
+        cases,
         mismatches_by_class=dict(sorted(by_class.items())),
         first_offenders=tuple(offenders),
-        case_results=tuple(cases),
         scheme=scheme,
-        rule=spec.name,
+        rule=rule_name,
     )
 
 
 def _verdict(cases: Sequence[CaseResult], nonzero: int, codes: int) -> tuple[GateStatus, str]:
-    words = sum(c.words for c in cases)
-    if not cases or words == 0:
-        return GateStatus.FAIL, "examined nothing"
-    errors = [f"{c.name}: {c.error}" for c in cases if c.error]
-    if errors:
-        return GateStatus.FAIL, "; ".join(errors[:3])
-    if nonzero * 2 <= codes:
-        return GateStatus.FAIL, "vacuous: reference codes mostly zero"
+    """The shared pre-verdict screen, then mismatches.
+
+    The run is vacuous if half or more of its reference codes are zero in magnitude.
+    """
+    vacuous = ["the run"] if nonzero * 2 <= codes else []
+    early = screen(cases, vacuous=vacuous, what="reference codes mostly zero")
+    if early is not None:
+        return early
     bad = [c.name for c in cases if c.assertions_failed]
     if bad:
         return GateStatus.FAIL, f"mismatches in {len(bad)} of {len(cases)} cases"

@@ -11,8 +11,14 @@ history, read in this session:
 * ``reciprocal`` (433b1dbc, non-transpose path): ``(block_amax * fl(1/6)) * S_enc``;
 * ``fused`` (0718c016, both paths): ``block_amax * (S_enc * fl(1/6))``.
 
-Only the block scale is modelled; the element path is not (it is not in that
-file at 433b1dbc).
+The element path is modelled where it was read: ``te-nvfp4-divide`` is the
+block scale of ``quantize_transpose_nvfp4.cuh`` (433b1dbc, which uses
+``quantization_and_transposition_SF``), whose elements are
+``cvt.rn.satfinite.e2m1x2.f32(x * fminf(1 / (float(S_dec_b) * S_dec), FLT_MAX))``
+with ``S_dec = float(1.0 / S_enc)``; a NaN becomes +6 (0x7), CUDA
+``cuda_fp4.h`` "NaN input values result in positive MAXNORM". The other two
+rules model the block-scale byte only (``element_source`` is None): their
+kernels' element paths were not read.
 """
 
 from __future__ import annotations
@@ -41,12 +47,15 @@ class Nvfp4ScaleRule:
         source: file, function and commit.
         order: the float32 expression of the block decode scale.
         block: elements per scale.
+        element_source: where the element path was read, or None if it was not
+            (then the rule models the block-scale byte only, and GQ refuses it).
     """
 
     name: str
     source: str
     order: Nvfp4Order
     block: int = 16
+    element_source: str | None = None
 
 
 _TE = "TransformerEngine transformer_engine/common/cast/nvfp4/core_nvfp4.cuh "
@@ -60,6 +69,11 @@ NVFP4_RULES: MappingProxyType[str, Nvfp4ScaleRule] = MappingProxyType(
                 _TE + "quantization_and_transposition_SF::compute_decoding_scaling_factor "
                 "(433b1dbc): e4m3(fminf(block_amax / 6.0f * S_enc, FLT_MAX))",
                 Nvfp4Order.DIVIDE,
+                element_source="TransformerEngine transformer_engine/common/cast/nvfp4/"
+                "quantize_transpose_nvfp4.cuh quantize_transpose_nvfp4_kernel, rowwise "
+                "(433b1dbc): block_amax by fmaxf(|x|) from 0, S_dec = 1.0 / S_enc, "
+                "x * fminf(1.0f / (float(S_dec_b_fp8) * S_dec), FLT_MAX), "
+                "ptx mul_cvt_*_to_fp4_4x (cvt.rn.satfinite.e2m1x2.f32)",
             ),
             Nvfp4ScaleRule(
                 "te-nvfp4-reciprocal",

@@ -9,15 +9,34 @@ SATFINITE ``cvt``. It is checked bit for bit against :mod:`fp8lab.refs.schemes`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from types import MappingProxyType
+
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.codecs import encode
+from fp8lab.codecs import decode, encode
 from fp8lab.formats import get_format
-from fp8lab.schemes.nvfp4_rules import Nvfp4Order, Nvfp4ScaleRule
-from fp8lab.schemes.rules import AmaxNan, Apply, Clamp, Granularity, Pow2, ScaleRule, get_rule
+from fp8lab.schemes.nvfp4_rules import NVFP4_RULES, Nvfp4Order, Nvfp4ScaleRule
+from fp8lab.schemes.rules import (
+    RULES,
+    AmaxNan,
+    Apply,
+    Clamp,
+    Granularity,
+    Pow2,
+    ScaleRule,
+    get_rule,
+)
 
-__all__ = ["nvfp4_block_scales", "scheme_quant"]
+__all__ = [
+    "SCHEME_PORTS",
+    "Nvfp4Port",
+    "SchemePort",
+    "nvfp4_block_scales",
+    "nvfp4_quant",
+    "scheme_quant",
+]
 
 _F32 = np.float32
 
@@ -116,6 +135,17 @@ def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.u
     return codes, scales.reshape(shape)
 
 
+@dataclass(frozen=True)
+class SchemePort:
+    """The port of one rule as a GQ kernel: ``port(x) -> (codes, scales)``, named after the rule."""
+
+    name: str
+
+    def __call__(self, x: np.ndarray) -> tuple[npt.NDArray[np.uint8], np.ndarray]:
+        """:func:`scheme_quant` under this port's rule."""
+        return scheme_quant(x, self.name)
+
+
 def nvfp4_block_scales(
     block_amax: np.ndarray, global_amax: float, rule: Nvfp4ScaleRule
 ) -> npt.NDArray[np.uint8]:
@@ -135,3 +165,62 @@ def nvfp4_block_scales(
         else:
             s = amax * (s_enc * rcp6)
     return encode(np.asarray(s, _F32), "e4m3fn", saturate=True, nan="canonical")
+
+
+def nvfp4_quant(
+    x: np.ndarray, global_amax: np.ndarray, rule: str | Nvfp4ScaleRule
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
+    """NVFP4 as TE's rowwise kernel computes it: e2m1fn codes (low nibble) and e4m3fn scale bytes.
+
+    ``np.fmax`` block amax (``fmaxf``), the block byte by
+    :func:`nvfp4_block_scales`, ``x * fminf(1 / (S_dec_b * S_dec), FLT_MAX)``,
+    and the SATFINITE cast with NaN to +6 (``cvt.rn.satfinite.e2m1x2.f32``).
+
+    Raises:
+        ValueError: for a rule whose element path is not modelled, or a bad shape.
+    """
+    spec = NVFP4_RULES[rule] if isinstance(rule, str) else rule
+    if spec.element_source is None:
+        raise ValueError(f"{spec.name}: its element path is not modelled")
+    x32 = np.asarray(x, _F32)
+    if x32.ndim != 2 or x32.shape[1] % spec.block:
+        raise ValueError(f"{spec.name}: x must be [M, K] with K a multiple of {spec.block}")
+    g = _F32(np.asarray(global_amax, _F32).reshape(-1)[0])
+    blocks = x32.reshape(-1, spec.block)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        amax = np.fmax.reduce(np.abs(blocks), axis=1, initial=_F32(0))
+        scale = nvfp4_block_scales(amax, float(g), spec)
+        s_enc = np.fmin(_F32(2688.0) / g, np.finfo(_F32).max)
+        if g == 0 or s_enc == 0:
+            s_enc = _F32(1.0)
+        s_dec = _F32(1.0 / float(s_enc))  # TE: float(1.0 / S_enc), a double quotient
+        dec_b = decode(scale, "e4m3fn").astype(_F32)
+        inv = np.fmin(_F32(1.0) / (dec_b * s_dec), np.finfo(_F32).max)
+        q = blocks * inv[:, None]
+    nan = np.isnan(q)
+    codes = encode(np.where(nan, _F32(0), q), "e2m1fn", saturate=True, nan="canonical")
+    codes[nan] = 0x07
+    return codes.reshape(x32.shape), scale.reshape(x32.shape[0], -1)
+
+
+@dataclass(frozen=True)
+class Nvfp4Port:
+    """The NVFP4 port of one rule as a GQ kernel: ``port(x, global_amax) -> (codes, scales)``."""
+
+    name: str
+
+    def __call__(
+        self, x: np.ndarray, global_amax: np.ndarray
+    ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
+        """:func:`nvfp4_quant` under this port's rule."""
+        return nvfp4_quant(x, global_amax, self.name)
+
+
+# rule name -> its port: the built-in kernels ``fp8lab gates --gate GQ`` runs without --kernel
+# (NVFP4: the rules whose element path is modelled)
+SCHEME_PORTS: MappingProxyType[str, SchemePort | Nvfp4Port] = MappingProxyType(
+    {
+        **{name: SchemePort(name) for name in RULES},
+        **{n: Nvfp4Port(n) for n, r in NVFP4_RULES.items() if r.element_source is not None},
+    }
+)

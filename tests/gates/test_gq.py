@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from fp8lab.gates import GQ_SCHEMES, GateStatus, run_gq
-from fp8lab.schemes import RULES
+from fp8lab.cli.main import main
+from fp8lab.gates import GATES, GQ_RULES, GQ_SCHEMES, SCHEME_GATES, GateStatus, run_gq
+from fp8lab.schemes import NVFP4_RULES, RULES
 from fp8lab.schemes.populations import CASES
-from fp8lab.schemes.port import scheme_quant
+from fp8lab.schemes.port import SCHEME_PORTS, scheme_quant
 
 SCHEME_OF = {
     "vllm-per-tensor": "per-tensor",
@@ -19,6 +23,8 @@ SCHEME_OF = {
     "ocp-floor": "mxfp8",
     "rceil": "mxfp8",
 }
+# every GQ rule (the scale rules and the NVFP4 rule whose element path is modelled)
+GQ_SCHEME_OF = {**SCHEME_OF, "te-nvfp4-divide": "nvfp4"}
 
 
 def port_of(name: str):  # type: ignore[no-untyped-def]
@@ -26,27 +32,74 @@ def port_of(name: str):  # type: ignore[no-untyped-def]
 
 
 def test_every_rule_has_a_scheme() -> None:
-    assert set(SCHEME_OF) == set(RULES) and set(SCHEME_OF.values()) == set(GQ_SCHEMES)
+    assert set(SCHEME_OF) == set(RULES) and set(GQ_SCHEME_OF) == set(RULES) | {"te-nvfp4-divide"}
+    assert set(GQ_SCHEME_OF.values()) == set(GQ_SCHEMES)
+    assert {r: s for s, rules in GQ_RULES.items() for r in rules} == GQ_SCHEME_OF
+    assert GATES["GQ"] is run_gq and {"GQ"} == SCHEME_GATES
+    assert {n: p.name for n, p in SCHEME_PORTS.items()} == {n: n for n in GQ_SCHEME_OF}
+    # the NVFP4 rules whose element path was not read are not GQ rules
+    modelled = {n for n, r in NVFP4_RULES.items() if r.element_source is not None}
+    assert modelled == {"te-nvfp4-divide"} and set(NVFP4_RULES) - modelled
 
 
-@pytest.mark.parametrize("name", sorted(RULES))
+@pytest.mark.parametrize("name", sorted(GQ_SCHEME_OF))
 def test_the_port_passes_gq_and_the_record_counts_it(name: str) -> None:
-    result = run_gq(port_of(name), scheme=SCHEME_OF[name], rule=name, kernel_name=f"port:{name}")
+    port = SCHEME_PORTS[name]
+    result = run_gq(port, scheme=GQ_SCHEME_OF[name], rule=name, kernel_name=f"port:{name}")
     assert result.status is GateStatus.PASS, result.reason
-    assert (result.gate, result.scheme, result.rule) == ("GQ", SCHEME_OF[name], name)
-    tensor = SCHEME_OF[name] == "per-tensor"  # each population row is a tensor of its own
-    assert result.cases == (2 * 88 if tensor else 2 * 12) and result.assertions == result.cases
+    assert (result.gate, result.scheme, result.rule) == ("GQ", GQ_SCHEME_OF[name], name)
+    # per-tensor and nvfp4: each population row is a tensor of its own
+    tensor = GQ_SCHEME_OF[name] in ("per-tensor", "nvfp4")
+    calls = 2 if GQ_SCHEME_OF[name] == "nvfp4" else 1  # nvfp4: the own and a 1.5x global amax
+    want = 2 * calls * (88 if tensor else 12)
+    assert result.cases == want and result.assertions == result.cases
     assert result.words > 10_000 and result.mismatches == result.assertions_failed == 0
     assert set(result.mismatches_by_class) == set(CASES)  # every class counted, each 0
     assert set(result.mismatches_by_class.values()) == {0}
     assert result.to_dict()["rule"] == name
+    # the counts are the sums over the case records (GateResult.from_cases)
+    assert result.words == sum(c.words for c in result.case_results)
+    assert result.assertions == sum(c.assertions for c in result.case_results)
+
+
+def test_the_record_is_named_after_the_kernel_or_the_caller() -> None:
+    port = SCHEME_PORTS["rceil"]
+    kw = {"scheme": "mxfp8", "rule": "rceil", "input_dtypes": ["float32"]}
+    assert run_gq(port, **kw).kernel == "rceil"  # type: ignore[arg-type]
+    assert run_gq(port, kernel_name="mine", **kw).kernel == "mine"  # type: ignore[arg-type]
+    assert run_gq(lambda x: port(x), **kw).kernel == "kernel"  # type: ignore[arg-type]
+
+
+def test_the_command_runs_every_port_or_the_ones_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "gq.json"
+    assert main(["gates", "--gate", "GQ", "--json", str(path)]) == 0
+    rows = json.loads(path.read_text())
+    assert [(r["kernel"], r["scheme"], r["rule"]) for r in rows] == [
+        (n, GQ_SCHEME_OF[n], n) for n in GQ_SCHEME_OF
+    ]
+    assert {r["status"] for r in rows} == {"PASS"} and all(r["words"] > 10_000 for r in rows)
+    out = capsys.readouterr().out
+    assert "GQ rceil: scheme mxfp8, rule rceil" in out
+    assert main(["gates", "--gate", "GQ", "--scheme", "mxfp8", "--json", str(tmp_path / "m")]) == 0
+    assert [r["rule"] for r in json.loads((tmp_path / "m").read_text())] == ["ocp-floor", "rceil"]
+    assert main(["gates", "--gate", "GQ", "--rule", "vllm-per-token", "--json", "-"]) == 0
+    out = capsys.readouterr().out
+    assert [r["scheme"] for r in json.loads(out[out.index("[") :])] == ["per-token"]
 
 
 def test_gq_refuses_a_rule_of_another_scheme_and_unknown_names() -> None:
     with pytest.raises(ValueError, match="does not describe the per-token scheme"):
         run_gq(port_of("rceil"), scheme="per-token", rule="rceil")
-    with pytest.raises(ValueError, match="unknown scheme 'nvfp4'"):
+    with pytest.raises(ValueError, match="unknown scheme 'nvfp8'"):
+        run_gq(port_of("rceil"), scheme="nvfp8", rule="rceil")
+    with pytest.raises(ValueError, match="not an nvfp4 rule GQ models"):
         run_gq(port_of("rceil"), scheme="nvfp4", rule="rceil")
+    with pytest.raises(ValueError, match="not an nvfp4 rule GQ models"):
+        run_gq(port_of("rceil"), scheme="nvfp4", rule="te-nvfp4-reciprocal")
+    with pytest.raises(ValueError, match="does not describe the mxfp8 scheme"):
+        run_gq(port_of("rceil"), scheme="mxfp8", rule=NVFP4_RULES["te-nvfp4-divide"])
     with pytest.raises(ValueError, match="unknown input dtypes"):
         run_gq(port_of("rceil"), scheme="mxfp8", rule="rceil", input_dtypes=["float16"])
 

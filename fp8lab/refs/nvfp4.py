@@ -1,0 +1,92 @@
+"""Exact reference for NVFP4 quantization: e2m1fn elements, an e4m3fn scale per 16, a global amax.
+
+Written from TransformerEngine ``quantize_transpose_nvfp4.cuh`` (433b1dbc,
+rowwise; :mod:`fp8lab.schemes.nvfp4_rules`), one float32 rounding per
+operation (:mod:`fp8lab.refs.float32_exact`):
+
+* ``block_amax = fmaxf(... fmaxf(0, |x_0|) ..., |x_15|)`` (NaN skipped);
+* the block byte by :func:`fp8lab.refs.schemes.reference_nvfp4_block_scales`;
+* ``S_dec = float(1.0 / S_enc)``: a double quotient rounded to float32, which
+  equals the float32 quotient (53 >= 2*24 + 2: double rounding of a quotient
+  is innocuous, Figueroa 1995);
+* ``inv = fminf(1 / (decode(byte) * S_dec), FLT_MAX)`` and ``q = x * inv``;
+* the cast is RNE, SATFINITE (the scan reference), and NaN becomes +6 (0x07):
+  CUDA ``cuda_fp4.h``, "NaN input values result in positive MAXNORM".
+
+The e4m3fn byte is decoded here from the format's fields. Nothing is shared
+with the numpy port, :func:`fp8lab.schemes.port.nvfp4_quant`.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import numpy.typing as npt
+
+from fp8lab.formats import get_format
+from fp8lab.refs.float32_exact import f32, f32_div, f32_mul, fmaxf, fminf
+from fp8lab.refs.scan import ScanPolicy, scan_encode
+from fp8lab.refs.schemes import reference_nvfp4_block_scales
+from fp8lab.schemes.nvfp4_rules import Nvfp4ScaleRule
+
+__all__ = ["NVFP4_NAN_CODE", "reference_nvfp4_quant"]
+
+NVFP4_NAN_CODE = 0x07  # +MAXNORM (+6): cuda_fp4.h, "NaN input values result in positive MAXNORM"
+_FLT_MAX = float(np.finfo(np.float32).max)
+_SATFINITE = ScanPolicy(saturate=True, keep_nan_sign=False)
+
+
+def _decode_scale(byte: int) -> float:
+    """The value of an e4m3fn byte, from the format's fields (NaN for 0x7F/0xFF)."""
+    fmt = get_format("e4m3fn")
+    man = fmt.mantissa_bits
+    if byte & 0x7F == 0x7F:
+        return math.nan
+    e, m = (byte >> man) & ((1 << fmt.exponent_bits) - 1), byte & ((1 << man) - 1)
+    value = Fraction(m, 1 << man) * Fraction(2) ** (1 - fmt.bias)
+    if e:
+        value = (1 + Fraction(m, 1 << man)) * Fraction(2) ** (e - fmt.bias)
+    return -float(value) if byte & 0x80 else float(value)
+
+
+def _s_enc(global_amax: float) -> float:
+    s_enc = fminf(f32_div(2688.0, global_amax), _FLT_MAX)
+    return 1.0 if global_amax == 0 or s_enc == 0 else s_enc
+
+
+def reference_nvfp4_quant(
+    x: np.ndarray, global_amax: float, rule: Nvfp4ScaleRule
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
+    """NVFP4 codes (one e2m1fn code per byte, low nibble) [M, K] and e4m3fn scale bytes [M, K/16].
+
+    Raises:
+        ValueError: for a non-2-D ``x``, a K that 16 does not divide, or a rule
+            whose element path is not modelled.
+    """
+    if rule.element_source is None:
+        raise ValueError(f"{rule.name}: its element path is not modelled")
+    if x.ndim != 2 or x.shape[1] % rule.block:
+        raise ValueError(f"{rule.name}: x must be [M, K] with K a multiple of {rule.block}")
+    m, k = x.shape
+    g = f32(float(np.float32(global_amax)))
+    blocks = np.asarray(x, np.float32).reshape(-1, rule.block).tolist()
+    amaxes = []
+    for block in blocks:
+        amax = 0.0
+        for v in block:
+            amax = fmaxf(amax, abs(v))
+        amaxes.append(amax)
+    scale_bytes = reference_nvfp4_block_scales(np.array(amaxes, np.float32), g, rule)
+    s_dec = f32_div(1.0, _s_enc(g))
+    q = np.empty((len(blocks), rule.block), np.float32)
+    nan = np.zeros(q.shape, bool)
+    for b, block in enumerate(blocks):
+        inv = fminf(f32_div(1.0, f32_mul(_decode_scale(int(scale_bytes[b])), s_dec)), _FLT_MAX)
+        row = [f32_mul(v, inv) for v in block]
+        nan[b] = [math.isnan(v) for v in row]
+        q[b] = [0.0 if math.isnan(v) else v for v in row]
+    codes = scan_encode(q, get_format("e2m1fn"), _SATFINITE)
+    codes[nan] = NVFP4_NAN_CODE
+    return codes.reshape(m, k), scale_bytes.reshape(m, k // rule.block)

@@ -1,0 +1,121 @@
+"""GQ's nvfp4 scheme goes red on planted defects of an NVFP4 kernel; it passes the right one.
+
+Each defect is one change to a production-style NVFP4 kernel written here
+(TE ``quantize_transpose_nvfp4.cuh`` 433b1dbc, rowwise): NaN to 0 instead of
++6, the global amax ignored, elements divided by the decode scale, ties away
+from zero (microxcaling's default), a NaN-propagating block amax, a kernel
+that recomputes the global amax instead of reading its argument, and one that
+takes no global scale.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from fp8lab.cli.main import main
+from fp8lab.codecs import decode, encode
+from fp8lab.gates import GateStatus, run_gq
+from fp8lab.schemes import NVFP4_RULES
+from fp8lab.schemes.port import SCHEME_PORTS, nvfp4_block_scales
+
+F32 = np.float32
+RULE = "te-nvfp4-divide"
+_MIDS = np.array([0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0], F32)  # e2m1 midpoints
+
+
+def nvfp4_kernel(defect: str = "") -> Callable[[np.ndarray, np.ndarray], Any]:
+    """An NVFP4 kernel, right unless ``defect`` names one change."""
+
+    def kernel(x: np.ndarray, global_amax: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        blocks = np.asarray(x, F32).reshape(-1, 16)
+        g = F32(np.asarray(global_amax).reshape(-1)[0])
+        if defect == "no-global":
+            g = F32(0)
+        elif defect == "own-amax":  # ignores its argument, recomputes the tensor's amax
+            g = np.fmax.reduce(np.abs(np.asarray(x, F32)).reshape(-1), initial=F32(0))
+        with np.errstate(all="ignore"):
+            if defect == "amax-nan":
+                amax = np.max(np.abs(blocks), axis=1)
+            else:
+                amax = np.fmax.reduce(np.abs(blocks), axis=1, initial=F32(0))
+            scale = nvfp4_block_scales(amax, float(g), NVFP4_RULES[RULE])
+            s_enc = np.fmin(F32(2688) / g, np.finfo(F32).max)
+            s_enc = F32(1) if g == 0 or s_enc == 0 else s_enc
+            dec = decode(scale, "e4m3fn").astype(F32) * F32(1.0 / float(s_enc))
+            if defect == "element-divide":
+                q = blocks / dec[:, None]
+            else:
+                q = blocks * np.fmin(F32(1) / dec, np.finfo(F32).max)[:, None]
+        nan = np.isnan(q)
+        codes = encode(np.where(nan, F32(0), q), "e2m1fn", saturate=True, nan="canonical")
+        if defect == "ties-away":  # a tie between magnitude codes i and i+1 goes to i+1
+            tie = np.isin(np.abs(q), _MIDS)
+            away = np.searchsorted(_MIDS, np.abs(q[tie])) + 1
+            codes[tie] = (codes[tie] & 0x8) | away.astype(np.uint8)
+        codes[nan] = 0x00 if defect == "nan-zero" else 0x07
+        return codes.reshape(np.shape(x)), scale.reshape(np.shape(x)[0], -1)
+
+    return kernel
+
+
+def test_the_harness_passes_the_right_kernel() -> None:
+    result = run_gq(nvfp4_kernel(), scheme="nvfp4", rule=RULE, input_dtypes=["float32"])
+    assert result.status is GateStatus.PASS, result.reason
+    assert result.cases == 2 * 88 and result.words > 40_000  # own and 1.5x global amax
+
+
+@pytest.mark.parametrize(
+    ("defect", "where"),
+    [
+        ("nan-zero", {"nan", "neg-nan"}),
+        ("no-global", {"ties", "random", "pow2-amax"}),
+        ("element-divide", {"zero", "near-ties"}),
+        ("ties-away", {"ties", "near-ties"}),
+        ("amax-nan", {"nan", "neg-nan"}),
+        ("own-amax", {"ties", "random", "pow2-amax"}),
+    ],
+)
+def test_a_planted_defect_fails_gq(defect: str, where: set[str]) -> None:
+    result = run_gq(nvfp4_kernel(defect), scheme="nvfp4", rule=RULE, input_dtypes=["float32"])
+    assert result.status is GateStatus.FAIL and result.mismatches > 0, defect
+    assert where <= {k for k, v in result.mismatches_by_class.items() if v}, (
+        result.mismatches_by_class
+    )
+    assert result.first_offenders
+
+
+def test_a_kernel_without_the_global_scale_argument_fails_every_call() -> None:
+    result = run_gq(lambda x: SCHEME_PORTS[RULE](x, np.ones(1, F32)), scheme="nvfp4", rule=RULE)
+    assert result.status is GateStatus.FAIL and result.assertions_failed == result.cases
+
+
+NVK = """
+import numpy as np
+from fp8lab.schemes.port import SCHEME_PORTS
+
+def nan_zero(x, global_amax):
+    codes, scales = SCHEME_PORTS["te-nvfp4-divide"](x, global_amax)
+    codes[np.isnan(np.asarray(x, np.float32))] = 0
+    return codes, scales
+"""
+
+
+def test_the_command_fails_a_defective_nvfp4_kernel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "nvk.py").write_text(NVK)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "nvk.json"
+    argv = ["gates", "--gate", "GQ", "--scheme", "nvfp4", "--rule", RULE, "--json", str(out)]
+    assert main([*argv, "--kernel", "nvk:nan_zero"]) == 1
+    (row,) = json.loads(out.read_text())
+    # the child called it with (x, global_scale) and compared: only the NaN words differ
+    assert row["kernel"] == "nvk:nan_zero" and row["reason"].startswith("mismatches in")
+    assert {k for k, v in row["mismatches_by_class"].items() if v} == {"nan", "neg-nan"}
+    assert "GQ    nvk:nan_zero" in capsys.readouterr().out
