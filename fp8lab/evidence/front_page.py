@@ -129,9 +129,15 @@ def gates_section(gates: Sequence[dict[str, Any]]) -> str:
         for g in gates
     ]
     head = ("gate", "kernel", "status", "cases", "assertions", "words", "reason", "recorded by")
+    note = (
+        "<p>A FAIL recorded by a complete notebook run did not stop the notebook: its report "
+        "says whether the notebook expects it (a negative control).</p>"
+        if tally["FAIL"]
+        else ""
+    )
     return (
         f"<h2 id='gates'>Gates</h2><p>{len(gates)} verdicts (gate and kernel; "
-        f"one row where runs agree): {line}.</p>" + _table(head, rows, {3, 4, 5})
+        f"one row where runs agree): {line}.</p>{note}" + _table(head, rows, {3, 4, 5})
     )
 
 
