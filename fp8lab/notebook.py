@@ -3,7 +3,7 @@
 A notebook makes one :class:`NotebookOutput` from its ``run_dir`` parameter.
 Under ``fp8lab evidence`` that is the run's staging directory; empty means an
 interactive run, which writes to ``results/.scratch/<notebook>-<utc>/`` (or
-under ``$FP8LAB_SCRATCH``).
+under ``$FP8LAB_SCRATCH``) and prints where.
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ class NotebookOutput:
             self.directory = scratch / f"{notebook}-{stamp}"
         self.directory.mkdir(parents=True, exist_ok=True)
         self.written: list[Path] = []
+        if not run_dir:
+            print(f"Interactive run: tables and figures go to {_shown(self.directory)}")
 
     def table(self, name: str, rows: Sequence[Any], columns: Sequence[str] = ()) -> None:
         """Write ``rows`` as the sidecar ``tables/<name>.json`` and show them.
@@ -78,6 +80,16 @@ class NotebookOutput:
         path, data = save_figure(fig, self.directory, name)
         self.written.append(path)
         display(SVG(data=data))
+
+
+def _shown(directory: Path) -> str:
+    """``directory`` absolute, and relative to the working directory (the notebook's folder)."""
+    absolute = directory.resolve()
+    try:
+        relative = os.path.relpath(absolute)
+    except ValueError:  # another drive (Windows)
+        return str(absolute)
+    return f"{absolute} ({relative} from here)"
 
 
 def _cell(value: Any) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import signal
 import sys
 from collections.abc import Sequence
@@ -48,6 +49,14 @@ def command_of(argv: Sequence[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
 
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml), or why there is none."""
+    try:
+        return importlib.metadata.version("fp8lab")
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed: no package metadata)"
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser; every subcommand's own arguments, or only ``only``'s.
 
@@ -55,6 +64,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     --help`` and ``fp8lab NAME ...`` load one subcommand at most.
     """
     parser = _Parser(prog="fp8lab", description="FP8 verification workbench")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, help_line) in SUBCOMMANDS.items():
         if only is None or name == only:

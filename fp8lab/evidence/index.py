@@ -1,82 +1,210 @@
-"""``results/index.json`` and ``results/index.html``: every run, newest first.
+"""``results/index.json`` and ``results/index.html``: every run, and the front page.
 
-The index is a view derived from the manifests, so it is rewritten (under a
-lock, atomically) after every run; the runs themselves are never touched.
+The index is a view derived from the manifests and the records each run
+wrote, so it is rewritten (under a lock, atomically) after every run; the
+runs themselves are never touched. ``index.json`` lists every run, newest
+first, with whether it is fresh against the current code. ``index.html`` is
+the front page (:mod:`fp8lab.evidence.front_page`): the gates, proofs,
+mutation and detector headlines of the *headline* run of each kind (its
+published run, :mod:`fp8lab.evidence.staleness`, else its newest complete
+run, marked non-default), then the runs.
 """
 
 from __future__ import annotations
 
 import fcntl
-import html
+import importlib
 import json
+import tomllib
 from pathlib import Path
 from typing import Any
 
-from fp8lab.evidence.manifest import scan_runs
+from fp8lab.evidence import front_page as fp
+from fp8lab.evidence.headline import (
+    detector_counts,
+    gate_records,
+    merge_same,
+    mutation_summary,
+    proof_records,
+)
+from fp8lab.evidence.manifest import RunRecord, scan_runs
 from fp8lab.evidence.run_dir import write_atomic
+from fp8lab.evidence.staleness import current_inputs, differs_for, published_run, run_freshness
 
-__all__ = ["collect_runs", "write_index"]
+# The module, not the function of the same name that fp8lab.evidence exports.
+provenance = importlib.import_module("fp8lab.evidence.provenance")
+
+GATE_KEY = ("gate", "kernel", "status", "cases", "assertions", "words", "reason")
+PROOF_KEY = (
+    "a",
+    "b",
+    "format",
+    "saturate",
+    "nan",
+    "start",
+    "stop",
+    "status",
+    "examined",
+    "mismatches",
+    "nan_code_mismatches",
+    "nan_code_unexplained",
+)
+
+__all__ = [
+    "GATE_KEY",
+    "PROOF_KEY",
+    "collect_runs",
+    "front_page",
+    "headline_runs",
+    "repo_notebooks",
+    "write_index",
+]
 
 
-def collect_runs(results: Path) -> list[dict[str, Any]]:
+def repo_notebooks() -> dict[str, Path]:
+    """The repository's notebooks by name (``notebooks/*.ipynb``)."""
+    return {p.stem: p for p in sorted((provenance.REPO_ROOT / "notebooks").glob("*.ipynb"))}
+
+
+def _row(record: RunRecord, notebooks: dict[str, Path], pins: dict[str, str]) -> dict[str, Any]:
+    data = record.manifest
+    git: dict[str, Any] = data["git"] if isinstance(data.get("git"), dict) else {}
+    kind = data.get("kind", record.directory.parent.name)
+    freshness, why = run_freshness(record, current_inputs(kind, notebooks, pins))
+    changed = {} if record.corrupt else differs_for(kind, notebooks)(data["params"])
+    report = record.directory / "report.html"
+    return {
+        "kind": kind,
+        "run_id": data.get("run_id", record.directory.name),
+        "status": "corrupt" if record.corrupt else data["status"],
+        "reason": record.corrupt or data["reason"],
+        "started": data.get("started"),
+        "finished": data.get("finished"),
+        "git": git.get("short"),
+        "dirty": git.get("dirty"),
+        "directory": record.relative,
+        "report": f"{record.relative}/report.html" if report.exists() else None,
+        "freshness": freshness,
+        "freshness_reason": why,
+        "params_note": ", ".join(f"{k}={v!r}" for k, v in changed.items()),
+    }
+
+
+def _pins() -> dict[str, str]:
+    return {"code_hash": provenance.code_hash(), "pins_hash": provenance.pins_hash()}
+
+
+def collect_runs(results: Path, notebooks: dict[str, Path] | None = None) -> list[dict[str, Any]]:
     """One row per run directory with a manifest, newest first.
 
     A run whose manifest cannot be read gets the status ``corrupt`` and the
     reason why; it sorts last and never stops the other runs from being listed.
+    Each row says whether the run is ``fresh``, ``stale`` or ``corrupt``
+    against the current code (``freshness``, ``freshness_reason``).
     """
-    rows = []
-    for record in scan_runs(results):
-        data = record.manifest
-        git: dict[str, Any] = data["git"] if isinstance(data.get("git"), dict) else {}
-        report = record.directory / "report.html"
-        rows.append(
-            {
-                "kind": data.get("kind", record.directory.parent.name),
-                "run_id": data.get("run_id", record.directory.name),
-                "status": "corrupt" if record.corrupt else data["status"],
-                "reason": record.corrupt or data["reason"],
-                "started": data.get("started"),
-                "finished": data.get("finished"),
-                "git": git.get("short"),
-                "dirty": git.get("dirty"),
-                "directory": record.relative,
-                "report": f"{record.relative}/report.html" if report.exists() else None,
-            }
-        )
+    notebooks = repo_notebooks() if notebooks is None else notebooks
+    pins = _pins()
+    rows = [_row(record, notebooks, pins) for record in scan_runs(results)]
     return sorted(rows, key=lambda r: (str(r["started"] or ""), str(r["run_id"])), reverse=True)
 
 
-def _html(rows: list[dict[str, Any]]) -> str:
-    cells = []
-    for r in rows:
-        link = (
-            f'<a href="{html.escape(r["report"])}">report</a>'
-            if r["report"]
-            else f'<a href="{html.escape(r["directory"])}/">files</a>'
-        )
-        cells.append(
-            f"<tr class='{html.escape(str(r['status']))}'><td>{html.escape(str(r['started']))}"
-            f"</td><td>{html.escape(str(r['kind']))}</td><td>{html.escape(str(r['status']))}"
-            f"</td><td>{html.escape(str(r['git']))}{' (dirty)' if r['dirty'] else ''}</td>"
-            f"<td>{link}</td><td>{html.escape(str(r['reason']))}</td></tr>"
-        )
-    return (
-        "<!doctype html><meta charset='utf-8'><title>fp8lab evidence</title>"
-        "<style>body{font-family:sans-serif}td,th{padding:2px 8px}"
-        ".failed,.corrupt{background:#fdd}.partial{background:#ffd}</style>"
-        "<h1>fp8lab evidence runs</h1>"
-        "<table><tr><th>started (UTC)</th><th>kind</th><th>status</th><th>git</th>"
-        "<th>report</th><th>reason</th></tr>" + "".join(cells) + "</table>\n"
+def headline_runs(results: Path, notebooks: dict[str, Path]) -> dict[str, RunRecord]:
+    """Per kind, its published run, else its newest complete run; by kind name."""
+    by_kind: dict[str, list[RunRecord]] = {}
+    for record in scan_runs(results):
+        if not record.corrupt:
+            by_kind.setdefault(record.manifest["kind"], []).append(record)
+    chosen = {}
+    for kind, runs in sorted(by_kind.items()):
+        published, complete = published_run(runs, differs_for(kind, notebooks))
+        if published is not None or complete:
+            chosen[kind] = published if published is not None else complete[-1]
+    return chosen
+
+
+def _justify(mutation: dict[str, Any], fresh: bool) -> dict[str, Any]:
+    """Fill survivors' missing justifications from ``mutants/equivalent.toml``, saying so."""
+    if all(s["reason"] for s in mutation["survivors"]):
+        return mutation
+    path = provenance.PACKAGE_ROOT / "mutants" / "equivalent.toml"
+    try:
+        entries = tomllib.loads(path.read_text()).get("equivalent", [])
+    except (OSError, ValueError):
+        entries = []
+    reasons = {e.get("key"): e.get("reason") for e in entries if isinstance(e, dict)}
+    survivors = [
+        {**s, "reason": s["reason"] or reasons.get(s["id"])} for s in mutation["survivors"]
+    ]
+    where = (
+        "the run is fresh, so this is the file it ran with"
+        if fresh
+        else "the current file: this run is stale, its own may differ"
     )
+    return {
+        **mutation,
+        "survivors": survivors,
+        "reason_source": f" (from fp8lab/mutants/equivalent.toml; {where})",
+    }
 
 
-def write_index(results: Path) -> Path:
+def front_page(
+    results: Path, notebooks: dict[str, Path] | None = None
+) -> tuple[list[dict[str, Any]], str]:
+    """The index rows and the front page's HTML for ``results``."""
+    notebooks = repo_notebooks() if notebooks is None else notebooks
+    rows = collect_runs(results, notebooks)
+    by_dir = {r["directory"]: r for r in rows}
+    chosen = headline_runs(results, notebooks)
+    headline = [by_dir[record.relative] for record in chosen.values()]
+    gates, proofs, detectors = [], [], []
+    mutation = None
+    for record in chosen.values():
+        row = by_dir[record.relative]
+        gates += [{**g, "run": row} for g in gate_records(record.directory)]
+        proofs += [{**p, "run": row} for p in proof_records(record.directory)]
+        detectors += [{**d, "run": row} for d in detector_counts(record.directory)]
+        summary = mutation_summary(record.directory)
+        if summary is not None and mutation is None:
+            threshold = record.manifest["params"].get("threshold")
+            mutation = {
+                **_justify(summary, row["freshness"] == "fresh"),
+                "run": row,
+                "threshold": threshold,
+            }
+    gates.sort(key=lambda g: (str(g["gate"]), str(g["kernel"]), g["run"]["kind"] != "proofs"))
+    proofs.sort(key=lambda p: p["run"]["kind"] != "proofs")  # stable: as each run wrote them
+    gates = merge_same(gates, GATE_KEY)
+    proofs = merge_same(proofs, PROOF_KEY)
+    shown = {r["directory"] for r in headline}
+    others = [r for r in rows if r["directory"] not in shown]
+    fresh = sum(1 for r in headline if r["freshness"] == "fresh")
+    statuses = [str(g["status"]) for g in gates]
+    summary_line = (
+        f"Gates: {statuses.count('PASS')} PASS, {statuses.count('FAIL')} FAIL, "
+        f"{statuses.count('PENDING')} PENDING. Proofs: "
+        f"{sum(1 for p in proofs if p.get('status') == 'PASS')} of {len(proofs)} PASS. "
+        f"Headline runs fresh against the current code: {fresh} of {len(headline)}."
+    )
+    html = fp.page(
+        summary_line,
+        [
+            fp.gates_section(gates),
+            fp.proofs_section(proofs),
+            fp.mutation_section(mutation),
+            fp.detectors_section(detectors),
+            fp.runs_section(headline, others),
+        ],
+    )
+    return rows, html
+
+
+def write_index(results: Path, notebooks: dict[str, Path] | None = None) -> Path:
     """Rewrite the index of ``results``; return the path of index.html."""
     results.mkdir(parents=True, exist_ok=True)
     with open(results / ".index.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        rows = collect_runs(results)
+        rows, html = front_page(results, notebooks)
         write_atomic(
             results / "index.json", (json.dumps(rows, indent=2) + "\n").encode(), overwrite=True
         )
-        return write_atomic(results / "index.html", _html(rows).encode(), overwrite=True)
+        return write_atomic(results / "index.html", html.encode(), overwrite=True)

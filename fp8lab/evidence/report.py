@@ -6,6 +6,12 @@ order the notebook declares them, with ``run_dir`` (which differs per run)
 shown as a placeholder. A banner above the first cell says whether the run
 used the defaults, and a smoke run says so there first. Cell ids are
 renumbered and execution timestamps are removed from the metadata.
+
+The report loads nothing from the network, so it opens offline (in a CI
+artifact viewer, say): the lab template's ``<script>`` tags for require.js,
+MathJax, mermaid and the widget manager, each fetched from a CDN, are left
+out (:data:`STANDALONE_TEMPLATE`). No notebook here uses LaTeX, mermaid or
+widgets; figures are embedded SVG and the CSS is inline.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+from jinja2 import DictLoader
 from nbconvert import HTMLExporter
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
@@ -25,11 +32,18 @@ from fp8lab.evidence.parameters import (
     non_default,
 )
 
-__all__ = ["parameters_banner", "render_report"]
+__all__ = ["STANDALONE_TEMPLATE", "parameters_banner", "render_report"]
 
 _VOLATILE_KEYS = ("papermill", "execution", "widgets")
 _INJECTED = "injected-parameters"
 RUN_DIR_SHOWN = "<this run's directory>"
+_TEMPLATE_NAME = "fp8lab-standalone.html.j2"
+STANDALONE_TEMPLATE = """{%- extends 'index.html.j2' -%}
+{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
+{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+"""
 
 
 def parameters_banner(params: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
@@ -85,6 +99,11 @@ def render_report(executed: Path) -> bytes:
             cell.metadata.pop(key, None)
     for key in _VOLATILE_KEYS:
         nb.metadata.pop(key, None)
-    exporter = HTMLExporter(template_name="lab", embed_images=True)
+    exporter = HTMLExporter(
+        template_name="lab",
+        embed_images=True,
+        extra_loaders=[DictLoader({_TEMPLATE_NAME: STANDALONE_TEMPLATE})],
+        template_file=_TEMPLATE_NAME,
+    )
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": executed.stem}})
     return body.encode()

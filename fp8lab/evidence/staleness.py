@@ -22,7 +22,17 @@ from fp8lab.evidence.parameters import ParameterError, declared_parameters, non_
 from fp8lab.evidence.provenance import code_hash, pins_hash
 from fp8lab.exhaustive import ALL_PATTERNS
 
-__all__ = ["PROOFS", "STATUSES", "Freshness", "check_published"]
+__all__ = [
+    "PROOFS",
+    "STATUSES",
+    "Freshness",
+    "check_published",
+    "current_inputs",
+    "differs_for",
+    "published_run",
+    "run_freshness",
+    "stale_reasons",
+]
 
 PROOFS = "proofs"
 STATUSES = ("fresh", "stale", "missing", "non-default", "corrupt")
@@ -51,6 +61,47 @@ def _describe(params: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in params.items())
 
 
+def published_run(
+    runs: list[RunRecord], differs: Callable[[dict[str, Any]], dict[str, Any]]
+) -> tuple[RunRecord | None, list[RunRecord]]:
+    """The newest complete run whose parameters do not differ, and every complete run, oldest first.
+
+    Returns ``(None, complete)`` when no complete run is at the defaults.
+    """
+    complete = sorted(
+        (r for r in runs if r.manifest["status"] == "complete"),
+        key=lambda r: (r.manifest["started"], r.manifest["run_id"]),
+    )
+    published = [r for r in complete if not differs(r.manifest["params"])]
+    return (published[-1] if published else None), complete
+
+
+def stale_reasons(manifest: dict[str, Any], inputs: dict[str, str]) -> list[str]:
+    """Which recorded inputs of a run differ from ``inputs`` (empty: none)."""
+    return [
+        _INPUTS.get(what, f"{what} changed")
+        if what in manifest
+        else f"{what} not recorded (older run)"
+        for what, now in inputs.items()
+        if manifest.get(what) != now
+    ]
+
+
+def run_freshness(record: RunRecord, inputs: dict[str, str]) -> tuple[str, str]:
+    """``(status, reason)`` of one run against the current inputs: fresh, stale or corrupt.
+
+    A run is fresh when every input in ``inputs`` is unchanged and its files
+    still match its manifest (see :func:`current_inputs`).
+    """
+    if record.corrupt:
+        return "corrupt", record.corrupt
+    problems = file_problems(record.directory, record.manifest)
+    if problems:
+        return "corrupt", "; ".join(problems)
+    reasons = stale_reasons(record.manifest, inputs)
+    return ("stale", "; ".join(reasons)) if reasons else ("fresh", "")
+
+
 def _judge(
     kind: str,
     runs: list[RunRecord],
@@ -58,12 +109,8 @@ def _judge(
     inputs: dict[str, str],
 ) -> Freshness:
     """The row of one kind, given how a run's parameters differ from the published ones."""
-    complete = sorted(
-        (r for r in runs if r.manifest["status"] == "complete"),
-        key=lambda r: (r.manifest["started"], r.manifest["run_id"]),
-    )
-    published = [r for r in complete if not differs(r.manifest["params"])]
-    if not published:
+    run, complete = published_run(runs, differs)
+    if run is None:
         if not complete:
             return Freshness(kind, "missing", "", "no complete run")
         newest = complete[-1]
@@ -71,12 +118,7 @@ def _judge(
         return Freshness(
             kind, "non-default", newest.directory.name, f"no run at the defaults; newest: {changed}"
         )
-    run = published[-1]
-    reasons = [
-        _INPUTS[what] if what in run.manifest else f"{what} not recorded (older run)"
-        for what, now in inputs.items()
-        if run.manifest.get(what) != now
-    ]
+    reasons = stale_reasons(run.manifest, inputs)
     problems = file_problems(run.directory, run.manifest)
     if problems:
         return Freshness(kind, "corrupt", run.directory.name, "; ".join(problems))
@@ -107,6 +149,36 @@ def _notebook_differs(path: Path) -> Callable[[dict[str, Any]], dict[str, Any]]:
 
 def _proofs_differ(params: dict[str, Any]) -> dict[str, Any]:
     return {} if params.get("stop") == ALL_PATTERNS else {"stop": params.get("stop")}
+
+
+def differs_for(
+    kind: str, notebooks: dict[str, Path]
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """How a run of ``kind`` differs from its published parameters (``{}``: it does not).
+
+    A kind that is neither a notebook nor ``proofs`` has no defaults to differ from.
+    """
+    if kind in notebooks:
+        return _notebook_differs(notebooks[kind])
+    if kind == PROOFS:
+        return _proofs_differ
+    return lambda params: {}
+
+
+def current_inputs(
+    kind: str, notebooks: dict[str, Path], pins: dict[str, str] | None = None
+) -> dict[str, str]:
+    """The current hashes a run of ``kind`` is judged against: package, pins, its notebook.
+
+    Args:
+        kind: the run's kind.
+        notebooks: the notebooks by name.
+        pins: ``code_hash`` and ``pins_hash`` if already computed.
+    """
+    inputs = dict(pins) if pins else {"code_hash": code_hash(), "pins_hash": pins_hash()}
+    if kind in notebooks:
+        inputs["notebook_sha256"] = hashlib.sha256(notebooks[kind].read_bytes()).hexdigest()
+    return inputs
 
 
 def check_published(

@@ -1,0 +1,196 @@
+"""The headline records of one run, read back from the files it wrote.
+
+A run records its gates and proofs as JSON: ``fp8lab prove`` writes
+``gates.json`` and ``exhaustive/*.json``; a notebook writes ``tables/*.json``
+sidecars (floats as ``float.hex``). A record is recognised by its fields, not
+by its file name: a gate record has the fields of ``GateResult`` (README,
+"Records"), a proof record those of ``ExhaustiveRecord``. Mutation and
+detector headlines come from the tables the ``mutation``, ``gate_g1``,
+``divide_vs_reciprocal`` and ``tie_sweep`` notebooks file. A file that cannot
+be read is skipped here; the run's own status says whether it is complete.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from fp8lab.evidence.sidecar import from_hex_floats
+
+__all__ = [
+    "GATE_FIELDS",
+    "PROOF_FIELDS",
+    "detector_counts",
+    "gate_records",
+    "merge_same",
+    "mutation_summary",
+    "number",
+    "proof_records",
+]
+
+GATE_FIELDS = frozenset({"gate", "kernel", "status", "cases", "assertions", "words", "reason"})
+PROOF_FIELDS = frozenset({"a", "b", "format", "examined", "mismatches", "nan_code_mismatches"})
+
+
+def number(value: Any) -> float | int | None:
+    """A count or measurement as written by a run: a number, or a ``float.hex`` string."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return value
+    if isinstance(value, str):
+        try:
+            return from_hex_floats(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _load(path: Path) -> Any:
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects in ``path``: the object itself, or a list's objects."""
+    data = _load(path)
+    items = data if isinstance(data, list) else [data]
+    return [item for item in items if isinstance(item, dict)]
+
+
+def _files(directory: Path, *patterns: str) -> list[Path]:
+    return sorted(p for pattern in patterns for p in directory.glob(pattern) if p.is_file())
+
+
+def gate_records(directory: Path) -> list[dict[str, Any]]:
+    """Every gate record a run wrote, each with ``file``: where it came from.
+
+    Looks at ``gates.json`` and ``tables/*.json``; order: by file, then as written.
+    """
+    found = []
+    for path in _files(directory, "gates.json", "tables/*.json"):
+        for row in _rows(path):
+            if row.keys() >= GATE_FIELDS:
+                found.append({**row, "file": path.relative_to(directory).as_posix()})
+    return found
+
+
+def proof_records(directory: Path) -> list[dict[str, Any]]:
+    """Every exhaustive proof record a run wrote (``exhaustive/*.json``, ``tables/*.json``)."""
+    found = []
+    for path in _files(directory, "exhaustive/*.json", "tables/*.json"):
+        for row in _rows(path):
+            if row.keys() >= PROOF_FIELDS:
+                found.append({**row, "file": path.relative_to(directory).as_posix()})
+    return found
+
+
+def merge_same(records: list[dict[str, Any]], fields: tuple[str, ...]) -> list[dict[str, Any]]:
+    """One row per distinct value of ``fields``, first seen first, every ``run`` in ``runs``.
+
+    Two runs that recorded the same verdict with the same counts are shown
+    once; any difference in ``fields`` keeps both rows.
+    """
+    merged: dict[tuple[str, ...], dict[str, Any]] = {}
+    for record in records:
+        key = tuple(json.dumps(record.get(f), sort_keys=True) for f in fields)
+        if key in merged:
+            merged[key]["runs"].append(record["run"])
+        else:
+            merged[key] = {**record, "runs": [record["run"]]}
+    return list(merged.values())
+
+
+def _table(directory: Path, name: str) -> list[dict[str, Any]]:
+    return _rows(directory / "tables" / f"{name}.json")
+
+
+def mutation_summary(directory: Path) -> dict[str, Any] | None:
+    """Score, minimum kill margin, thin mutants and survivors of a ``mutation`` run.
+
+    The kill margin of a killed mutant is its failed assertions (README,
+    "Mutation"). Returns None when the run filed no catalogue table.
+    """
+    catalogue = _table(directory, "catalogue")
+    if not catalogue:
+        return None
+    killed = [r for r in catalogue if r.get("verdict") == "KILLED"]
+    margins = [
+        r["failed_assertions"] for r in killed if isinstance(r.get("failed_assertions"), int)
+    ]
+    source = _table(directory, "source_summary")
+    head = source[0] if source else {}
+    return {
+        "catalogue": len(catalogue),
+        "catalogue_killed": len(killed),
+        "min_margin": min(margins) if margins else None,
+        "thin": [r.get("id") for r in catalogue if r.get("thin")],
+        "score": number(head.get("score")),
+        "source_mutants": head.get("mutants"),
+        "source_killed": head.get("killed"),
+        "justified": head.get("justified_equivalent"),
+        "survivors": [
+            {
+                "id": r.get("id"),
+                "description": r.get("description"),
+                "reason": r.get("reason") or r.get("justification"),
+            }
+            for r in _table(directory, "survivors")
+        ],
+    }
+
+
+def detector_counts(directory: Path) -> list[dict[str, Any]]:
+    """The detector headline rows of a run: one per scale, with its counts.
+
+    ``divide_vs_reciprocal``: the exposing set's size per scale
+    (``table_scales``) and whether enumeration equalled brute force over all
+    2**32 inputs (``enumeration_vs_brute``). ``gate_g1``: the seed's 209 words,
+    exposed per scale beside the published count (``detector``). ``tie_sweep``:
+    the scales where no input is exposed (``summary``).
+    """
+    rows = []
+    for r in _table(directory, "table_scales"):
+        rows.append(
+            {
+                "what": "exposing inputs (complete set)",
+                "scale": r.get("scale"),
+                "count": r.get("count"),
+                "examined": r.get("stop", 0) - r.get("start", 0),
+            }
+        )
+    brute = _table(directory, "enumeration_vs_brute")
+    if brute:
+        equal = sum(1 for r in brute if r.get("equal") is True)
+        rows.append(
+            {
+                "what": "enumeration equals brute force over 2^32 inputs",
+                "scale": None,
+                "count": equal,
+                "of": len(brute),
+            }
+        )
+    for r in _table(directory, "detector"):
+        rows.append(
+            {
+                "what": "seed's words exposed (float32 input)",
+                "scale": r.get("scale"),
+                "count": r.get("exposed_float32"),
+                "published": r.get("published"),
+                "of": r.get("words"),
+            }
+        )
+    for r in _table(directory, "summary"):
+        if "zero_scales" in r:
+            rows.append(
+                {
+                    "what": "scales where no input is exposed",
+                    "scale": None,
+                    "count": r.get("zero_scales"),
+                    "of": r.get("scales"),
+                }
+            )
+    return rows
