@@ -35,9 +35,11 @@ class BruteBench:
     load_average: tuple[float, float, float]
 
 
-def _timed(scale: float, engine: str, **kw: int | None) -> tuple[float, ExposureRecord]:
+def _timed(
+    scale: float, engine: str, start: int, stop: int, workers: int | None
+) -> tuple[float, ExposureRecord]:
     t0 = time.perf_counter()
-    record = brute_force(scale, engine=engine, **kw)  # type: ignore[arg-type]
+    record = brute_force(scale, engine=engine, start=start, stop=stop, workers=workers)
     return time.perf_counter() - t0, record
 
 
@@ -54,14 +56,14 @@ def bench_brute(
     Raises:
         ValueError: for an invalid scale or range.
     """
-    kw = {"start": start, "stop": stop, "workers": workers}
     brute_force(scale, engine="fused", start=start, stop=min(start + 4096, stop), workers=1)
     best: dict[str, float] = {}
     records: dict[str, ExposureRecord] = {}
     for _ in range(repeats):
         for engine in ("fused", "numpy"):
-            seconds, records[engine] = _timed(scale, engine, **kw)
+            seconds, records[engine] = _timed(scale, engine, start, stop, workers)
             best[engine] = min(best.get(engine, float("inf")), seconds)
+    load = os.getloadavg()
     strip = [dataclasses.replace(r, wall_seconds=0.0) for r in records.values()]
     return BruteBench(
         scale=records["fused"].scale,
@@ -73,5 +75,5 @@ def bench_brute(
         numpy_over_fused=round(best["numpy"] / best["fused"], 2),
         exposing=records["fused"].count,
         records_equal=strip[0] == strip[1],
-        load_average=os.getloadavg(),
+        load_average=(round(load[0], 2), round(load[1], 2), round(load[2], 2)),
     )
