@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 import pytest
@@ -69,3 +70,24 @@ def test_engine_choice() -> None:
         use_fused("reciprocal", "divide", "numba")
     with pytest.raises(ValueError, match="fused engine runs only"):
         exposing_fused(kernel, "divide", "e4m3fn", 0.5, 0, 16)
+
+
+@pytest.mark.parametrize("engine", ["fused", "numpy"])
+def test_cli_engine_flag(engine: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from fp8lab.cli.main import main
+
+    argv = ["detect", "--method", "brute", "--scales", "0.0092", "--quiet", "--workers", "1"]
+    argv += ["--start", "0x3B000000", "--stop", "0x3B100000", "--engine", engine, "--json", "-"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    entry = json.loads(out[out.index("{") :])["entries"][0]
+    assert entry["count"] > 0 and entry["examined"] == 0x100000
+
+
+def test_cli_fused_engine_refuses_a_foreign_kernel(capsys: pytest.CaptureFixture[str]) -> None:
+    from fp8lab.cli.main import main
+
+    argv = ["detect", "--method", "brute", "--scales", "0.5", "--engine", "fused"]
+    assert main([*argv, "--kernels", "reciprocal,tests.defects:divide"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--engine fused runs only" in err[0]
