@@ -18,3 +18,11 @@ def test_bench_input_is_seeded() -> None:
     a, b = bench_input(1000, 7), bench_input(1000, 7)
     assert np.array_equal(a, b, equal_nan=True)
     assert np.isnan(a).any() or np.isinf(a).any() or (a == 0).any()
+
+
+def test_brute_bench_times_both_engines_on_one_range() -> None:
+    from fp8lab.detect.brute_bench import bench_brute
+
+    b = bench_brute(0.0092, start=0x3B000000, stop=0x3B000000 + 2**20, workers=1)
+    assert b.records_equal and b.exposing > 0
+    assert b.fused_seconds > 0 and b.numpy_seconds > 0 and b.numpy_over_fused > 0

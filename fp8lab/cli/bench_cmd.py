@@ -1,12 +1,14 @@
-"""``fp8lab bench``: encoder throughput as ratios from one run."""
+"""``fp8lab bench``: encoder throughput as ratios from one run; ``--brute`` adds brute force."""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
+from typing import Any
 
 from fp8lab.bench import rows_to_dicts, run_bench
 from fp8lab.cli.argtypes import positive_int_arg
-from fp8lab.cli.common import write_json_output
+from fp8lab.cli.common import CliError, write_json_output
 
 __all__ = ["add_parser", "run"]
 
@@ -16,7 +18,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "bench",
         help="encoder throughput, single-threaded, as ratios",
-        description="Exit status: 0 done, 2 usage error.",
+        description="Exit status: 0 done, 1 the --brute engines disagree, 2 usage error.",
     )
     p.add_argument(
         "-n",
@@ -30,6 +32,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--repeats", type=positive_int_arg, default=5, help="timings per encoder; best is kept"
     )
     p.add_argument("--seed", type=int, default=2024, help="seed of the random inputs")
+    p.add_argument(
+        "--brute",
+        action="store_true",
+        help="also time brute force at one scale over all 2**32 inputs, fused engine "
+        "against its numpy twin (about a minute)",
+    )
+    p.add_argument(
+        "--brute-scale", type=float, default=0.9, help="scale of the --brute figure (default 0.9)"
+    )
     p.add_argument("--json", "--out", dest="json", help="write the rows here ('-' for stdout)")
     p.set_defaults(run=run)
 
@@ -40,8 +51,26 @@ def run(args: argparse.Namespace) -> int:
     print(f"{'encoder':<40} {'M elem/s':>10} {'x ml_dtypes+clip':>17}")
     for r in rows:
         print(f"{r.name:<40} {r.melem_per_s:>10.1f} {r.vs_ml_dtypes_clip:>17.2f}")
-    write_json_output(
-        args.json,
-        {"n": args.n, "repeats": args.repeats, "seed": args.seed, "rows": rows_to_dicts(rows)},
-    )
+    payload: dict[str, Any] = {
+        "n": args.n,
+        "repeats": args.repeats,
+        "seed": args.seed,
+        "rows": rows_to_dicts(rows),
+    }
+    if args.brute:
+        from fp8lab.detect.brute_bench import bench_brute
+
+        try:
+            b = bench_brute(args.brute_scale)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+        print(
+            f"brute force, s={b.scale!r}, all 2**32: fused {b.fused_seconds} s, "
+            f"numpy twin {b.numpy_seconds} s, x{b.numpy_over_fused}; {b.exposing} exposing; "
+            f"records equal: {b.records_equal}; load average {b.load_average}"
+        )
+        payload["brute"] = asdict(b)
+        if not b.records_equal:
+            return 1
+    write_json_output(args.json, payload)
     return 0

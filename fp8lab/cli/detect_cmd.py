@@ -24,6 +24,7 @@ from fp8lab.cli.engine import add_engine_args, open_engine
 from fp8lab.cluster import Cluster
 from fp8lab.coverage import CoverageError
 from fp8lab.detect import (
+    BRUTE_ENGINES,
     BUILTIN_PAIR_KERNELS,
     KernelError,
     benchmark_enumeration,
@@ -31,6 +32,7 @@ from fp8lab.detect import (
     crosscheck,
     enumerate_exposing,
     enumeration_is_complete,
+    fused_applies,
     parse_scales,
     resolve_kernel,
 )
@@ -93,6 +95,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--start", type=pattern_arg, default=0, help="first bit pattern")
     p.add_argument("--stop", type=pattern_arg, default=ALL_PATTERNS, help="one past last")
     p.add_argument("--workers", type=workers_arg, default=None, help="brute-force processes")
+    p.add_argument(
+        "--engine",
+        default="auto",
+        choices=BRUTE_ENGINES,
+        help="brute-force engine: fused (one compiled loop, built-in reciprocal,divide pair "
+        "only), numpy (its twin, any pair); default auto: fused where it applies",
+    )
     add_engine_args(p)
     p.add_argument(
         "--json", "--out", dest="json", help="write one entry per scale here ('-' for stdout)"
@@ -112,6 +121,7 @@ def _entry(
         "progress": None if args.quiet else Progress,
         "workers": cluster.workers if cluster else args.workers,
         "executor": cluster.executor if cluster else None,
+        "engine": args.engine,
     }
     if args.method == "brute":
         return brute_force(scale, a, b, **common, **engine).to_dict()
@@ -158,6 +168,8 @@ def run(args: argparse.Namespace) -> int:
     if args.method is None:
         args.method = "enumerate" if enumeration_is_complete(a, b) else "brute"
     on_cluster = args.scheduler is not None or args.dask_local is not None
+    if args.engine == "fused" and args.method in ("brute", "check") and not fused_applies(a, b):
+        raise CliError("--engine fused runs only the built-in reciprocal,divide kernels")
     if on_cluster and args.method == "enumerate":
         raise CliError("--scheduler and --dask-local run brute force: add --method brute or check")
     entries = []

@@ -6,7 +6,7 @@ rounding midpoint of the format (:mod:`fp8lab.detect.structure`).
 """
 
 from fp8lab.detect.bf16 import all_bf16_exposing, bf16_exposing
-from fp8lab.detect.brute import brute_force
+from fp8lab.detect.brute import BRUTE_ENGINES, brute_force, use_fused
 from fp8lab.detect.crosscheck import CrossCheck, crosscheck, window_around
 from fp8lab.detect.design import Detector, design_detector
 from fp8lab.detect.enumeration import (
@@ -15,6 +15,7 @@ from fp8lab.detect.enumeration import (
     enumerate_exposing,
     enumeration_is_complete,
 )
+from fp8lab.detect.fused import exposing_fused, fused_applies
 from fp8lab.detect.golden import GoldenVectors, check_golden, load_golden, write_golden
 from fp8lab.detect.kernels import BUILTIN_PAIR_KERNELS, KernelError, quantize_codes, resolve_kernel
 from fp8lab.detect.midpoints import MidpointTable, midpoint_table
@@ -26,6 +27,7 @@ from fp8lab.detect.sweep import SweepRecord, sweep
 from fp8lab.detect.tie_population import SeedScore, TiePopulation, seed_scores, tie_population
 
 __all__ = [
+    "BRUTE_ENGINES",
     "BUILTIN_PAIR_KERNELS",
     "CrossCheck",
     "Detector",
@@ -52,6 +54,8 @@ __all__ = [
     "draw_probability",
     "enumerate_exposing",
     "enumeration_is_complete",
+    "exposing_fused",
+    "fused_applies",
     "load_golden",
     "log_scales",
     "midpoint_table",
@@ -62,6 +66,7 @@ __all__ = [
     "seed_scores",
     "sweep",
     "tie_population",
+    "use_fused",
     "window_around",
     "write_golden",
 ]

@@ -6,18 +6,25 @@ work when the module is importable there. A QuantKernel object is pickled.
 Chunks are pure functions of (kernels, format, scale, range), so any executor
 may run them, a dask cluster's included (:mod:`fp8lab.cluster`); each result
 names its range, and the record's ``covered`` is proven from them.
+
+Two engines compute a chunk. The built-in ``reciprocal`` / ``divide`` pair,
+given by name, runs in one compiled loop (:mod:`fp8lab.detect.fused`; locally
+on threads of this process, since it releases the GIL); any other pair, or
+``engine="numpy"``, runs through numpy (:func:`exposing_in_chunk`, the fused
+loop's twin). Both give the same record except ``wall_seconds``.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ThreadPoolExecutor
 
 import numpy as np
 import numpy.typing as npt
 
 from fp8lab.coverage import covered_ranges
+from fp8lab.detect.fused import BRUTE_ENGINES, exposing_fused, fused_applies
 from fp8lab.detect.kernels import kernel_name, quantize_codes, resolve_kernel
 from fp8lab.detect.midpoints import midpoint_table
 from fp8lab.detect.records import ExposureRecord, classify_inputs
@@ -28,7 +35,7 @@ from fp8lab.kernels import QuantKernel, validate_scale
 from fp8lab.parallel import WorkerLostError, default_workers, run_tasks
 from fp8lab.progress import Progress
 
-__all__ = ["DEFAULT_CHUNK", "brute_force", "exposing_in_chunk"]
+__all__ = ["BRUTE_ENGINES", "DEFAULT_CHUNK", "brute_force", "exposing_in_chunk", "use_fused"]
 
 DEFAULT_CHUNK = 1 << 22
 
@@ -53,10 +60,34 @@ def exposing_in_chunk(
 
 
 def _chunk(
-    a: Kernel, b: Kernel, fmt: str, scale: float, start: int, stop: int
+    a: Kernel, b: Kernel, fmt: str, scale: float, start: int, stop: int, fused: bool
 ) -> tuple[int, int, npt.NDArray[np.uint32]]:
     """``(start, stop, exposing)``: the chunk names the range it examined."""
+    if fused:
+        return start, stop, exposing_fused(a, b, fmt, scale, start, stop)
     return start, stop, exposing_in_chunk(a, b, fmt, scale, start, stop)
+
+
+def use_fused(a: Kernel, b: Kernel, engine: str) -> bool:
+    """Whether brute force runs the fused loop for ``a`` vs ``b`` under ``engine``.
+
+    Args:
+        a: a kernel name or object.
+        b: the other.
+        engine: ``"auto"`` (fused for the built-in pair by name, numpy otherwise),
+            ``"fused"`` or ``"numpy"``.
+
+    Raises:
+        ValueError: for an unknown engine, or ``"fused"`` for a pair it cannot run.
+    """
+    if engine not in BRUTE_ENGINES:
+        raise ValueError(f"unknown brute-force engine {engine!r}; choose from {BRUTE_ENGINES}")
+    if engine == "fused" and not fused_applies(a, b):
+        raise ValueError(
+            "the fused engine runs only the built-in reciprocal,divide kernels given by name; "
+            "use engine numpy (or auto) for other kernels"
+        )
+    return engine != "numpy" and fused_applies(a, b)
 
 
 def brute_force(
@@ -71,6 +102,7 @@ def brute_force(
     workers: int | None = None,
     executor: Executor | None = None,
     progress: Callable[[str, int], Progress] | None = None,
+    engine: str = "auto",
 ) -> ExposureRecord:
     """Count the float32 inputs in ``[start, stop)`` where ``a`` and ``b`` differ.
 
@@ -84,12 +116,16 @@ def brute_force(
         start: first bit pattern.
         stop: one past the last; the default covers all 2**32.
         chunk: patterns per task.
-        workers: processes; default one per core; 1 runs in this process.
+        workers: processes (threads of this process for the fused engine); default
+            one per core; 1 runs in this process.
         executor: run the chunks here instead (any concurrent.futures Executor).
         progress: factory ``(label, total) -> Progress``; None is silent.
+        engine: ``"auto"``, ``"fused"`` or ``"numpy"`` (:func:`use_fused`); the
+            record is the same whichever runs, except ``wall_seconds``.
 
     Raises:
-        ValueError: for an invalid scale or an empty or out-of-range pattern range.
+        ValueError: for an invalid scale, an empty or out-of-range pattern range,
+            or an engine that cannot run this pair.
         KernelError: for an unresolvable kernel (checked before any work).
         KernelFaultError: if a kernel raised, exited or returned no uint8 codes of
             x's shape, or a worker process died.
@@ -100,8 +136,10 @@ def brute_force(
         raise ValueError(f"pattern range [{start:#x}, {stop:#x}) is empty or outside 2**32")
     spec = get_format(fmt)
     names = (kernel_name(resolve_kernel(a, spec.name)), kernel_name(resolve_kernel(b, spec.name)))
+    fused = use_fused(a, b, engine)
     tasks = [
-        (a, b, spec.name, float(s), lo, min(lo + chunk, stop)) for lo in range(start, stop, chunk)
+        (a, b, spec.name, float(s), lo, min(lo + chunk, stop), fused)
+        for lo in range(start, stop, chunk)
     ]
     workers = workers or default_workers()
     report = (
@@ -109,7 +147,11 @@ def brute_force(
     )
     t0 = time.monotonic()
     try:
-        done = run_tasks(_chunk, tasks, workers=workers, executor=executor, report=report)
+        if fused and executor is None and workers > 1:
+            with ThreadPoolExecutor(workers) as threads:  # the compiled loop releases the GIL
+                done = run_tasks(_chunk, tasks, workers=workers, executor=threads, report=report)
+        else:
+            done = run_tasks(_chunk, tasks, workers=workers, executor=executor, report=report)
     except WorkerLostError as exc:
         raise KernelFaultError(
             f"a worker process died while running {names[0]!r} vs {names[1]!r} ({exc})"

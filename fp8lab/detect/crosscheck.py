@@ -43,8 +43,11 @@ def crosscheck(
     workers: int | None = None,
     executor: Executor | None = None,
     progress: Callable[[str, int], Progress] | None = None,
+    engine: str = "auto",
 ) -> CrossCheck:
     """Find the exposing set by brute force and by enumeration; compare count and set.
+
+    ``engine`` picks the brute-force engine (:func:`fp8lab.detect.brute.use_fused`).
 
     Raises:
         ValueError: for an invalid scale, range or kernel.
@@ -59,6 +62,7 @@ def crosscheck(
         workers=workers,
         executor=executor,
         progress=progress,
+        engine=engine,
     )
     enum = enumerate_exposing(scale, a, b, fmt=fmt, start=start, stop=stop)
     return CrossCheck(
