@@ -293,7 +293,14 @@ def silu_mul_row_differences(
 
 @dataclass(frozen=True)
 class SiluMulEnumeration:
-    """The complete set of differing (gate, up) pairs of two silu-mul recipes at one scale."""
+    """The complete set of differing (gate, up) pairs of two silu-mul recipes at one scale.
+
+    ``examined`` pairs (2**32), tiled by ``covered`` (hex index ranges,
+    ``g << 16 | u``); ``differ`` of them give different bytes, split by
+    ``classes``; ``full_rows`` gates were evaluated under both recipes,
+    ``shortcut_rows`` by the shortcut; ``first``: the first differing pairs of
+    each class, ``{"g", "u", "a", "b", "class"}`` as hex bit patterns and bytes.
+    """
 
     a: str
     b: str
@@ -330,7 +337,8 @@ def enumerate_silu_mul(
         a: a silu-mul recipe name.
         b: another (or the same) silu-mul recipe name.
         scale: the static per-tensor scale.
-        first: how many differing pairs to sample, in ``(g, u)`` pattern order.
+        first: how many differing pairs to sample per class, the first in
+            ``(g, u)`` pattern order; listed class by class in :data:`CLASSES` order.
         block: gate rows per batch.
         blocks: the gate batches to run (a test drops one to see the proof fail).
 
@@ -353,18 +361,20 @@ def enumerate_silu_mul(
         pieces += [(int(g) << 16, (int(g) + 1) << 16) for g in rows.g_bits]
         hist = np.bincount(rows.classes[rows.diff], minlength=len(CLASSES))
         counts = [c + int(h) for c, h in zip(counts, hist, strict=True)]
-        if len(sample) < first:
-            r, u = np.nonzero(rows.diff)
-            for i, j in zip(r[: first - len(sample)], u[: first - len(sample)], strict=True):
-                sample.append(
-                    {
-                        "g": f"{int(rows.g_bits[rows.evaluated[i]]):#06x}",
-                        "u": f"{int(j):#06x}",
-                        "a": f"{int(rows.codes[0][i, j]):#04x}",
-                        "b": f"{int(rows.codes[1][i, j]):#04x}",
-                        "class": CLASSES[int(rows.classes[i, j])],
-                    }
-                )
+        for c, name in enumerate(CLASSES):
+            taken = sum(f["class"] == name for f in sample)
+            if taken < first and hist[c]:
+                r, u = np.nonzero(rows.diff & (rows.classes == c))
+                for i, j in zip(r[: first - taken], u[: first - taken], strict=True):
+                    sample.append(
+                        {
+                            "g": f"{int(rows.g_bits[rows.evaluated[i]]):#06x}",
+                            "u": f"{int(j):#06x}",
+                            "a": f"{int(rows.codes[0][i, j]):#04x}",
+                            "b": f"{int(rows.codes[1][i, j]):#04x}",
+                            "class": name,
+                        }
+                    )
     covered = covered_ranges(pieces, 0, ALL_PAIRS)
     examined = sum(hi - lo for lo, hi in pieces)
     return SiluMulEnumeration(
@@ -377,5 +387,5 @@ def enumerate_silu_mul(
         classes=dict(zip(CLASSES, counts, strict=True)),
         full_rows=full_rows,
         shortcut_rows=shortcut_rows,
-        first=sample,
+        first=sorted(sample, key=lambda f: (CLASSES.index(f["class"]), f["g"], f["u"])),
     )
