@@ -29,9 +29,10 @@ Why the evaluation is exact and why the shortcut is sound:
   NaN mask (or as 0 when the NaN codes agree); every other row is evaluated
   for all 65,536 ``u`` under both recipes.
 
-Classes of a differing pair, from the two pre-quant values ``y``: ``nan``
-(either is NaN), ``saturated`` (else, either is beyond 448, the largest
-e4m3fn magnitude, so the encoder clamped it), ``finite`` (both in range).
+Classes of a differing pair, from the two pre-quant values ``y``:
+``nan-code`` (both NaN: the bytes differ only by the recipes' NaN codes),
+``nan`` (exactly one is NaN), ``saturated`` (else, either is beyond 448, the
+largest e4m3fn magnitude, so the encoder clamped it), ``finite`` (both in range).
 ``tests/chains/test_enumeration.py`` checks rows against brute
 ``reference_chain`` evaluation, shortcut rows included.
 """
@@ -61,7 +62,7 @@ __all__ = [
     "silu_table",
 ]
 
-CLASSES = ("finite", "saturated", "nan")
+CLASSES = ("finite", "saturated", "nan", "nan-code")
 ALL_PAIRS = 1 << 32
 _ROW = 1 << 16
 _E4M3FN = FORMATS["e4m3fn"]
@@ -220,10 +221,10 @@ class _Rows:
 
 
 def _classify(ya: npt.NDArray[np.float32], yb: npt.NDArray[np.float32]) -> npt.NDArray[np.uint8]:
-    nan = np.isnan(ya) | np.isnan(yb)
+    na, nb = np.isnan(ya), np.isnan(yb)
     with np.errstate(invalid="ignore"):
         sat = (np.abs(ya) > _MAX) | (np.abs(yb) > _MAX)
-    return np.where(nan, 2, np.where(sat, 1, 0)).astype(np.uint8)
+    return np.select([na & nb, na | nb, sat], [3, 2, 1], 0).astype(np.uint8)
 
 
 def _tails(ca: Chain, cb: Chain, scale: float) -> tuple[_Tail, _Tail]:
@@ -266,29 +267,32 @@ def _rows(
         qa = ta.codes(ka)
         qb = np.where(nan, np.uint8(tb.nan_code), qa)
         diff[~sub_full] = nan & (ta.nan_code != tb.nan_code)
-        classes[~sub_full] = np.where(nan, 2, 0).astype(np.uint8)
+        classes[~sub_full] = np.where(nan, 3, 0).astype(np.uint8)  # both sides NaN
         codes_a[~sub_full], codes_b[~sub_full] = qa, qb
     return _Rows(g_bits, full, evaluated, diff, classes, (codes_a, codes_b))
 
 
 def silu_mul_row_differences(
     a: str, b: str, scale: float, g_bits: npt.NDArray[np.uint16]
-) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
-    """For each gate pattern, which of the 65,536 ``u`` give different bytes, and both bytes.
+) -> tuple[
+    npt.NDArray[np.bool_], npt.NDArray[np.uint8], npt.NDArray[np.uint8], npt.NDArray[np.uint8]
+]:
+    """For each gate pattern, which of the 65,536 ``u`` give different bytes, both bytes, classes.
 
     The same evaluation (shortcut included) that :func:`enumerate_silu_mul` runs.
 
     Returns:
-        ``(diff, codes_a, codes_b)``, each of shape ``(len(g_bits), 65536)``,
-        column = ``u``'s bf16 pattern. A shortcut row's codes are the shared
-        tail's, with NaN given each recipe's byte.
+        ``(diff, codes_a, codes_b, classes)``, each of shape
+        ``(len(g_bits), 65536)``, column = ``u``'s bf16 pattern; ``classes``
+        indexes :data:`CLASSES` where ``diff``. A shortcut row's codes are the
+        shared tail's, with NaN given each recipe's byte.
 
     Raises:
         ValueError: unknown recipe, not silu-mul, or a scale that is not > 0 in float32.
     """
     ca, cb = _check_pair(a, b)
     rows = _rows(ca, cb, _tails(ca, cb, scale), np.asarray(g_bits, np.uint16))
-    return rows.diff, rows.codes[0], rows.codes[1]  # codes=True: every row evaluated
+    return rows.diff, rows.codes[0], rows.codes[1], rows.classes  # codes=True: all evaluated
 
 
 @dataclass(frozen=True)
@@ -350,7 +354,7 @@ def enumerate_silu_mul(
     tails = _tails(ca, cb, scale)
     for name in (a, b):
         silu_table(name)
-    counts = [0, 0, 0]
+    counts = [0] * len(CLASSES)
     full_rows = shortcut_rows = 0
     pieces: list[tuple[int, int]] = []
     sample: list[dict[str, str]] = []

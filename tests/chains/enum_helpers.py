@@ -31,27 +31,44 @@ def _gates() -> np.ndarray:
 
 
 GATES = _gates()
-BRUTE_CACHE: dict[tuple[str, float], np.ndarray] = {}
+BRUTE_CACHE: dict[tuple[str, float], tuple[np.ndarray, np.ndarray]] = {}
 
 
-def brute(recipe: str, scale: float) -> np.ndarray:
-    """Every u for every gate of GATES through reference_chain: codes (rows, 65536)."""
+def brute(recipe: str, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """Every u for every gate of GATES through reference_chain: codes and pre-quant y."""
     if (recipe, scale) not in BRUTE_CACHE:
         up = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
         x = np.concatenate(
             [np.repeat(GATES[:, None], 1 << 16, axis=1), np.tile(up, (len(GATES), 1))], 1
         )
         inputs: dict[str, Any] = {"x_gate_up": x.view(ml_dtypes.bfloat16), "scale": scale}
-        BRUTE_CACHE[recipe, scale] = reference_chain(RECIPES[recipe], inputs)["quant"]
+        out = reference_chain(RECIPES[recipe], inputs)
+        with np.errstate(over="ignore", invalid="ignore"):
+            inv = np.float32(1) / np.float32(scale)
+            y = np.multiply(out["mul_up"], inv, dtype=np.float32)
+        BRUTE_CACHE[recipe, scale] = out["quant"], y
     return BRUTE_CACHE[recipe, scale]
+
+
+def brute_classes(ya: np.ndarray, yb: np.ndarray) -> np.ndarray:
+    """CLASSES index of each pair, from the reference's two pre-quant values."""
+    na, nb = np.isnan(ya), np.isnan(yb)
+    with np.errstate(invalid="ignore"):
+        beyond = (np.abs(ya) > 448) | (np.abs(yb) > 448)
+    out = np.zeros(ya.shape, np.uint8)
+    out[beyond] = en.CLASSES.index("saturated")
+    out[na ^ nb] = en.CLASSES.index("nan")
+    out[na & nb] = en.CLASSES.index("nan-code")
+    return out
 
 
 def mismatches(a: str, b: str, scale: float) -> int:
     """(g, u) of GATES where the enumeration's rows disagree with brute evaluation."""
-    diff, codes_a, codes_b = en.silu_mul_row_differences(a, b, scale, GATES)
-    ref_a, ref_b = brute(a, scale), brute(b, scale)
+    diff, codes_a, codes_b, classes = en.silu_mul_row_differences(a, b, scale, GATES)
+    (ref_a, ya), (ref_b, yb) = brute(a, scale), brute(b, scale)
     wrong = diff != (ref_a != ref_b)
     wrong |= (codes_a != ref_a) | (codes_b != ref_b)
+    wrong |= diff & (classes != brute_classes(ya, yb))
     return int(wrong.sum())
 
 

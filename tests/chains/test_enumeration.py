@@ -57,10 +57,21 @@ def test_rows_equal_brute_reference_evaluation(
         assert shortcut_spy[0] > 0 and shortcut_spy[1] > 0  # both branches were checked
 
 
-def test_the_checked_rows_hold_differences() -> None:
-    diff, _, _ = en.silu_mul_row_differences(CPP, CUDA, 0.0625, GATES)
+def test_the_checked_rows_hold_differences_of_each_kind() -> None:
+    diff, codes_a, codes_b, classes = en.silu_mul_row_differences(CPP, CUDA, 0.0625, GATES)
     assert diff.any(axis=1).sum() > len(GATES) // 2
-    diff, _, _ = en.silu_mul_row_differences(EXPF, FAST, 0.0625, GATES)
+    kinds = np.bincount(classes[diff], minlength=len(en.CLASSES))
+    assert kinds[[en.CLASSES.index(k) for k in ("finite", "nan", "nan-code")]].all()
+    # Exactly one side NaN: inf times a silu that the CUDA recipe's bf16 store flushed to 0.
+    r, u = np.nonzero(diff & (classes == en.CLASSES.index("nan")))
+    assert [
+        (int(GATES[i]), int(j), int(codes_a[i, j]), int(codes_b[i, j]))
+        for i, j in zip(r, u, strict=True)
+    ] == [
+        (0x0001, 0xFF80, 0xFE, 0x7E),
+        (0x8001, 0x7F80, 0xFE, 0x7E),
+    ]
+    diff, _, _, _ = en.silu_mul_row_differences(EXPF, FAST, 0.0625, GATES)
     # The fast exp moves the silu of the fast-exp gates here, but a byte only in
     # row 0xC1B9 (u = +-0x48B9): the two pairs `fp8lab chains --enumerate` finds at 1/16.
     assert [(int(GATES[r]), int(u)) for r, u in zip(*np.nonzero(diff), strict=True)] == [
@@ -71,9 +82,9 @@ def test_the_checked_rows_hold_differences() -> None:
 
 def test_a_recipe_against_itself_is_zero_rowwise() -> None:
     for recipe in (CPP, FAST):
-        diff, codes_a, codes_b = en.silu_mul_row_differences(recipe, recipe, 1.0, GATES)
+        diff, codes_a, codes_b, _ = en.silu_mul_row_differences(recipe, recipe, 1.0, GATES)
         assert not diff.any() and np.array_equal(codes_a, codes_b)
-        assert np.array_equal(codes_a, brute(recipe, 1.0))
+        assert np.array_equal(codes_a, brute(recipe, 1.0)[0])
 
 
 @pytest.fixture
@@ -84,7 +95,7 @@ def planted_tables(monkeypatch: pytest.MonkeyPatch) -> dict[str, np.ndarray]:
 def test_the_full_enumeration_adds_up_its_rows(planted_tables: dict[str, np.ndarray]) -> None:
     gates = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
     moved = gates[planted_tables[EXPF].view(np.uint32) != planted_tables[FAST].view(np.uint32)]
-    diff, codes_a, codes_b = en.silu_mul_row_differences(EXPF, FAST, 0.5, moved)
+    diff, codes_a, codes_b, _ = en.silu_mul_row_differences(EXPF, FAST, 0.5, moved)
     result = en.enumerate_silu_mul(EXPF, FAST, 0.5, first=3)
     assert result.examined == 1 << 32 and result.covered == [["0x00000000", "0x100000000"]]
     assert (result.full_rows, result.shortcut_rows) == (5, (1 << 16) - 5)
@@ -96,7 +107,8 @@ def test_the_full_enumeration_adds_up_its_rows(planted_tables: dict[str, np.ndar
         ya, yb = (p * np.float32(2))[diff], (q * np.float32(2))[diff]  # fl32(1/0.5) = 2
         nan = np.isnan(ya) | np.isnan(yb)
         sat = ~nan & ((np.abs(ya) > 448) | (np.abs(yb) > 448))
-    expected = {"finite": int((~nan & ~sat).sum()), "saturated": int(sat.sum()), "nan": 0}
+    expected = {"finite": int((~nan & ~sat).sum()), "saturated": int(sat.sum())}
+    expected |= {"nan": 0, "nan-code": 0}
     assert result.classes == expected and expected["finite"] and expected["saturated"]
     cls = np.zeros(diff.shape, np.int8)
     cls[diff] = np.where(sat, 1, 0)

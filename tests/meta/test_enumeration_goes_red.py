@@ -1,7 +1,8 @@
 """The silu-mul enumeration goes red when its shortcut or its coverage is wrong.
 
-A shortcut that deems every gate's silu values identical must disagree with
-brute ``reference_chain`` evaluation; a missing or repeated batch of gate rows
+A shortcut that deems every gate's silu values identical, or a classifier
+that calls every difference finite, must disagree with brute
+``reference_chain`` evaluation; a missing or repeated batch of gate rows
 must fail the coverage proof instead of giving a count.
 """
 
@@ -17,6 +18,13 @@ from tests.chains.enum_helpers import CPP, CUDA, EXPF, FAST, mismatches, plant_t
 
 def test_a_wrong_shortcut_makes_the_cross_check_go_red(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(en, "SAME_SILU", lambda sa, sb: np.ones(len(sa), np.bool_))
+    assert mismatches(CPP, CUDA, 0.0625) > 0
+
+
+def test_a_wrong_classification_makes_the_cross_check_go_red(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(en, "_classify", lambda ya, yb: np.zeros(ya.shape, np.uint8))
     assert mismatches(CPP, CUDA, 0.0625) > 0
 
 
