@@ -6,7 +6,6 @@ import argparse
 from dataclasses import asdict
 from typing import Any
 
-from fp8lab.bench import rows_to_dicts, run_bench
 from fp8lab.cli.argtypes import positive_int_arg
 from fp8lab.cli.common import CliError, write_json_output
 
@@ -47,6 +46,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     """Print one row per encoder."""
+    from fp8lab.bench import rows_to_dicts, run_bench
+
     rows = run_bench(args.n, args.repeats, args.seed)
     print(f"{'encoder':<40} {'M elem/s':>10} {'x ml_dtypes+clip':>17}")
     for r in rows:

@@ -13,40 +13,35 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from fp8lab.cli.argtypes import pattern_arg, workers_arg
 from fp8lab.cli.common import CliError, write_json_output
 from fp8lab.cli.engine import add_engine_args, open_engine
-from fp8lab.cluster import Cluster
-from fp8lab.coverage import CoverageError
-from fp8lab.detect import (
+from fp8lab.cli.names import (
+    ALL_PATTERNS,
     BRUTE_ENGINES,
     BUILTIN_PAIR_KERNELS,
-    KernelError,
-    benchmark_enumeration,
-    brute_force,
-    crosscheck,
-    enumerate_exposing,
-    enumeration_is_complete,
-    fused_applies,
-    parse_scales,
-    resolve_kernel,
+    KERNEL_ERROR,
+    KERNEL_ERROR_EXIT,
 )
-from fp8lab.exhaustive import ALL_PATTERNS, KERNEL_ERROR, KERNEL_ERROR_EXIT
+from fp8lab.exit_codes import EXIT_CODES
 from fp8lab.formats import FP8_FORMATS
-from fp8lab.gates import EXIT_CODES
-from fp8lab.guard import KernelFaultError
 from fp8lab.progress import Progress
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from fp8lab.cluster import Cluster
 
 __all__ = ["add_parser", "kernel_pair", "run", "scales_arg"]
 
 
 def scales_arg(text: str) -> npt.NDArray[np.float32]:
     """Parse ``--scales``; a bad list is a usage error naming the value and rule."""
+    from fp8lab.detect import parse_scales
+
     try:
         return parse_scales(text)
     except (ValueError, TypeError) as exc:
@@ -55,6 +50,8 @@ def scales_arg(text: str) -> npt.NDArray[np.float32]:
 
 def kernel_pair(text: str, fmt: str) -> tuple[str, str]:
     """Parse and resolve ``--kernels A,B``."""
+    from fp8lab.detect import KernelError, resolve_kernel
+
     names = [t.strip() for t in text.split(",")]
     if len(names) != 2 or not all(names):
         raise CliError(f"--kernels wants two kernels A,B, got {text!r}")
@@ -114,6 +111,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def _entry(
     args: argparse.Namespace, a: str, b: str, scale: float, cluster: Cluster | None
 ) -> dict[str, Any]:
+    from fp8lab.detect import brute_force, crosscheck, enumerate_exposing
+
     common: dict[str, Any] = {"fmt": args.format, "start": args.start, "stop": args.stop}
     if args.method == "enumerate":
         return enumerate_exposing(scale, a, b, **common).to_dict()
@@ -163,6 +162,10 @@ def _report(args: argparse.Namespace, a: str, b: str, entry: dict[str, Any]) -> 
 
 def run(args: argparse.Namespace) -> int:
     """Detect at every scale, print a line each, return the exit status."""
+    from fp8lab.coverage import CoverageError
+    from fp8lab.detect import benchmark_enumeration, enumeration_is_complete, fused_applies
+    from fp8lab.guard import KernelFaultError
+
     scales = scales_arg(args.scales)
     a, b = kernel_pair(args.kernels, args.format)
     if args.method is None:

@@ -11,17 +11,9 @@ import yaml
 
 from fp8lab.cli.argtypes import check_writable_dir, positive_float_arg
 from fp8lab.cli.common import CliError
-from fp8lab.evidence.notebooks import (
-    DEFAULT_TIMEOUT,
-    NOTEBOOKS_DIR,
-    NotebookRunError,
-    discover,
-    run_notebook,
-    validate_parameters,
-)
-from fp8lab.evidence.staging import recover_orphans
-from fp8lab.evidence.staleness import PROOFS, check_published
-from fp8lab.gates import EXIT_CODES
+from fp8lab.cli.names import DEFAULT_NOTEBOOK_TIMEOUT as DEFAULT_TIMEOUT
+from fp8lab.cli.names import NOTEBOOKS_DIR
+from fp8lab.exit_codes import EXIT_CODES
 
 __all__ = ["add_parser", "run"]
 
@@ -111,6 +103,8 @@ def _overrides(
 
 
 def _check(results: Path, notebooks: dict[str, Path], proofs: bool) -> int:
+    from fp8lab.evidence.staleness import check_published
+
     rows = check_published(results, notebooks, proofs=proofs)
     for row in rows:
         print(f"{row.notebook}: {row.status} {row.run} {row.reason}".rstrip())
@@ -120,6 +114,12 @@ def _check(results: Path, notebooks: dict[str, Path], proofs: bool) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run every selected notebook in order, even after a failure; report each."""
+    # papermill and nbconvert load here, not to build the parser.
+    from fp8lab.evidence import notebooks as runner
+    from fp8lab.evidence.notebooks import NotebookRunError, discover, validate_parameters
+    from fp8lab.evidence.staging import recover_orphans
+    from fp8lab.evidence.staleness import PROOFS
+
     available = discover(Path(args.notebooks))
     checkable = [*available, PROOFS] if args.check else list(available)
     names = args.names or checkable
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"[{i}/{len(names)}] {name}: still running, {seconds:.0f} s", flush=True)
 
         try:
-            done = run_notebook(
+            done = runner.run_notebook(
                 available[name], results, overrides[name], timeout=args.timeout, heartbeat=beat
             )
         except NotebookRunError as exc:

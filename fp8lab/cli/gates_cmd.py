@@ -5,29 +5,17 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fp8lab.bundle import BUNDLE_GATES, BundleError, load_bundle
-from fp8lab.chains.catalogue import RECIPES
-from fp8lab.chains.ports import PORTS
 from fp8lab.cli.common import CliError, load_kernel, load_matmul_kernel, write_json_output
-from fp8lab.cli.gate_child import run_foreign_gate
+from fp8lab.cli.names import BUNDLE_GATES, GATE_NAMES, GF_CHAINS, NAN_POLICIES
 from fp8lab.cli.scheme_args import add_scheme_arguments, load_scheme_kernel, scheme_options
-from fp8lab.gates import (
-    CHAIN_GATES,
-    CUDA_GATE_CPU_KERNEL,
-    CUDA_GATES,
-    GATES,
-    GF_CHAINS,
-    MATMUL_GATES,
-    SCHEME_GATES,
-    GateResult,
-    exit_code,
-)
-from fp8lab.gemm import BUILTIN_MATMUL_KERNELS
 from fp8lab.importing import ImportSpecError, import_attribute
-from fp8lab.kernels import BUILTIN_KERNELS, DEFAULT_NAN_POLICY, NAN_POLICIES
-from fp8lab.schemes.port import SCHEME_PORTS
+
+if TYPE_CHECKING:
+    from fp8lab.gates import GateResult
+
+# The gates' numpy side loads when a gate runs, not to build the parser (lazy CLI).
 
 __all__ = [
     "add_parser",
@@ -53,7 +41,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--gates",
         dest="gate",
         default="G1",
-        help=f"comma-separated gates from {', '.join(GATES)}, or 'all' (default G1; with a "
+        help=f"comma-separated gates from {', '.join(GATE_NAMES)}, or 'all' (default G1; with a "
         "--kernel, 'all' includes GF only when --chain and --recipe are given, and GQ only "
         "when --scheme and --rule are given)",
     )
@@ -188,6 +176,8 @@ class _SpecNamed:
 
 def load_foreign_kernel(gate: str, spec: str, nan_policy: str | None = None) -> Any:
     """The user's kernel for ``gate``: matmul, chain, scheme (GQ) or quant kernel."""
+    from fp8lab.gates import CHAIN_GATES, MATMUL_GATES, SCHEME_GATES
+
     if gate in MATMUL_GATES:
         return load_matmul_kernel(spec)
     if gate in CHAIN_GATES:
@@ -199,6 +189,10 @@ def load_foreign_kernel(gate: str, spec: str, nan_policy: str | None = None) -> 
 
 def _run_bundle(names: list[str], args: argparse.Namespace) -> list[GateResult]:
     """The gate's record for the outputs in ``args.outputs`` (a bundle)."""
+    from fp8lab.bundle import BundleError, load_bundle
+    from fp8lab.gates import GATES
+    from fp8lab.kernels import DEFAULT_NAN_POLICY
+
     if len(names) != 1 or names[0] not in BUNDLE_GATES:
         raise CliError(f"--outputs checks one gate, {' or '.join(BUNDLE_GATES)}, not {args.gate}")
     if args.kernel or args.large:
@@ -212,6 +206,8 @@ def _run_bundle(names: list[str], args: argparse.Namespace) -> list[GateResult]:
 
 def _chain_options(args: argparse.Namespace) -> list[dict[str, str]]:
     """GF's (chain, recipe) pairs: the one named, or every built-in port that matches."""
+    from fp8lab.chains.catalogue import RECIPES
+
     if args.recipe is not None and args.recipe not in RECIPES:
         raise CliError(f"unknown --recipe {args.recipe!r}; choose from {', '.join(RECIPES)}")
     if args.recipe is not None and args.chain and RECIPES[args.recipe].chain != args.chain:
@@ -227,6 +223,20 @@ def _chain_options(args: argparse.Namespace) -> list[dict[str, str]]:
 
 
 def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
+    from fp8lab.chains.ports import PORTS
+    from fp8lab.cli.gate_child import run_foreign_gate
+    from fp8lab.gates import (
+        CHAIN_GATES,
+        CUDA_GATE_CPU_KERNEL,
+        CUDA_GATES,
+        GATES,
+        MATMUL_GATES,
+        SCHEME_GATES,
+    )
+    from fp8lab.gemm import BUILTIN_MATMUL_KERNELS
+    from fp8lab.kernels import BUILTIN_KERNELS
+    from fp8lab.schemes.port import SCHEME_PORTS
+
     if name in SCHEME_GATES:
         pairs = scheme_options(args)
         if args.kernel:  # the record names the kernel as the user did, and (even when the
@@ -255,6 +265,8 @@ def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the selected gates; return the documented exit status."""
+    from fp8lab.gates import CHAIN_GATES, GATES, MATMUL_GATES, SCHEME_GATES, exit_code
+
     names = [g.strip() for g in args.gate.split(",") if g.strip()]
     if names == ["all"]:  # a --kernel without --chain/--recipe is not a chain kernel
         chained = not args.kernel or (args.chain and args.recipe)

@@ -7,12 +7,24 @@ They live in heavy modules (numpy, numba, the gates); keeping a copy here lets
 
 from __future__ import annotations
 
+from pathlib import Path
+
 __all__ = [
     "ALL_PATTERNS",
+    "BRUTE_ENGINES",
     "BUILTIN_ENCODERS",
+    "BUILTIN_PAIR_KERNELS",
     "BUNDLE_GATES",
+    "DEFAULT_NOTEBOOK_TIMEOUT",
+    "GATE_NAMES",
+    "GF_CHAINS",
+    "GQ_SCHEMES",
     "K_MULTIPLE",
+    "KERNEL_ERROR",
     "KERNEL_ERROR_EXIT",
+    "NAN_POLICIES",
+    "NOTEBOOKS_DIR",
+    "ORDER_METHODS",
     "PROOF_PLANS",
 ]
 
@@ -22,3 +34,13 @@ KERNEL_ERROR_EXIT = 4  # fp8lab.exhaustive.KERNEL_ERROR_EXIT
 PROOF_PLANS = ("default", "mx")  # fp8lab.proofs.PLANS
 K_MULTIPLE = 16  # fp8lab.gemm.protocol.K_MULTIPLE
 BUNDLE_GATES = ("G1", "G3")  # fp8lab.bundle.BUNDLE_GATES
+ORDER_METHODS = ("recursive", "basic")  # fp8lab.gemm.order.METHODS
+DEFAULT_NOTEBOOK_TIMEOUT = 1800.0  # fp8lab.evidence.notebooks.DEFAULT_TIMEOUT
+NOTEBOOKS_DIR = Path(__file__).resolve().parents[2] / "notebooks"  # fp8lab.evidence.notebooks
+BRUTE_ENGINES = ("auto", "fused", "numpy")  # fp8lab.detect.BRUTE_ENGINES
+BUILTIN_PAIR_KERNELS = ("reciprocal", "divide")  # fp8lab.detect.BUILTIN_PAIR_KERNELS
+KERNEL_ERROR = "kernel-error"  # fp8lab.exhaustive.KERNEL_ERROR
+GATE_NAMES = ("G1", "G2", "G2h", "G3", "GF", "GQ")  # fp8lab.gates.GATES
+GF_CHAINS = ("rmsnorm", "rmsnorm-gated", "silu-mul")  # fp8lab.gates.GF_CHAINS
+GQ_SCHEMES = ("per-tensor", "per-token", "per-group", "mxfp8", "nvfp4")  # fp8lab.gates.GQ_RULES
+NAN_POLICIES = ("vllm-cpp", "keep-sign", "clamp-pos", "clamp-neg")  # fp8lab.kernels

@@ -4,23 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fp8lab.cli.common import CliError, load_matmul_kernel, write_json_output
-from fp8lab.gates import EXIT_CODES
-from fp8lab.gemm.order import (
-    METHODS,
-    F32MatmulProbe,
-    Fp8MatmulProbe,
-    LcaProbe,
-    ProbeError,
-    SumProbe,
-    infer_order,
-)
-from fp8lab.gemm.protocol import K_MULTIPLE
-from fp8lab.guard import KernelFaultError
+from fp8lab.cli.names import K_MULTIPLE, ORDER_METHODS
+from fp8lab.exit_codes import EXIT_CODES
 from fp8lab.importing import ImportSpecError, import_object
-from fp8lab.kernels.shared import is_shared_spec
+
+if TYPE_CHECKING:
+    from fp8lab.gemm.order import LcaProbe
 
 __all__ = ["add_parser", "run"]
 
@@ -54,7 +46,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     p.add_argument(
         "--method",
-        choices=METHODS,
+        choices=ORDER_METHODS,
         default="recursive",
         help="recursive: about K calls for a chain (default); basic: K(K-1)/2 calls",
     )
@@ -76,6 +68,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def _probe(args: argparse.Namespace) -> LcaProbe:
+    from fp8lab.gemm.order import F32MatmulProbe, Fp8MatmulProbe, SumProbe
+    from fp8lab.kernels.shared import is_shared_spec
+
     k, m, n = args.k, args.m, args.n
     if k < 2:
         raise CliError(f"--k must be at least 2, got {k}")
@@ -99,6 +94,9 @@ def _probe(args: argparse.Namespace) -> LcaProbe:
 
 def run(args: argparse.Namespace) -> int:
     """Print the family, the counts and the drawn tree; the record goes to --json."""
+    from fp8lab.gemm.order import ProbeError, infer_order
+    from fp8lab.guard import KernelFaultError
+
     probe = _probe(args)
     try:
         record = infer_order(probe, args.kernel, args.method)

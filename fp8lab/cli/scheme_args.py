@@ -11,10 +11,8 @@ import argparse
 from typing import Any
 
 from fp8lab.cli.common import CliError
-from fp8lab.gates import GQ_RULES
+from fp8lab.cli.names import GQ_SCHEMES
 from fp8lab.importing import ImportSpecError, import_attribute
-from fp8lab.kernels.shared import is_shared_spec
-from fp8lab.schemes import NVFP4_RULES
 
 __all__ = ["add_scheme_arguments", "load_scheme_kernel", "scheme_options"]
 
@@ -24,7 +22,7 @@ def add_scheme_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--scheme",
         metavar="NAME",
-        help=f"GQ: the scheme your kernel computes, one of {', '.join(GQ_RULES)}; default "
+        help=f"GQ: the scheme your kernel computes, one of {', '.join(GQ_SCHEMES)}; default "
         "with no --kernel: every scheme",
     )
     p.add_argument(
@@ -37,6 +35,9 @@ def add_scheme_arguments(p: argparse.ArgumentParser) -> None:
 
 def scheme_options(args: argparse.Namespace) -> list[dict[str, str]]:
     """GQ's (scheme, rule) pairs: the one named, or every built-in rule that matches."""
+    from fp8lab.gates import GQ_RULES
+    from fp8lab.schemes import NVFP4_RULES
+
     if args.scheme is not None and args.scheme not in GQ_RULES:
         raise CliError(f"unknown --scheme {args.scheme!r}; choose from {', '.join(GQ_RULES)}")
     known = [r for rules in GQ_RULES.values() for r in rules]
@@ -67,6 +68,8 @@ def load_scheme_kernel(spec: str) -> Any:
         CliError: for a shared library (GQ has no C ABI yet), a failed import or
             an object that is not callable.
     """
+    from fp8lab.kernels.shared import is_shared_spec
+
     if is_shared_spec(spec):
         raise CliError(f"--kernel {spec}: GQ takes a Python MODULE:FUNC, not a shared library")
     try:

@@ -91,8 +91,13 @@ def test_the_package_exports_every_public_name_lazily() -> None:
 def test_the_parsers_copies_equal_their_homes() -> None:
     from fp8lab.bundle import BUNDLE_GATES
     from fp8lab.cli import names
-    from fp8lab.exhaustive import ALL_PATTERNS, BUILTIN_ENCODERS, KERNEL_ERROR_EXIT
+    from fp8lab.detect import BRUTE_ENGINES, BUILTIN_PAIR_KERNELS
+    from fp8lab.evidence.notebooks import DEFAULT_TIMEOUT, NOTEBOOKS_DIR
+    from fp8lab.exhaustive import ALL_PATTERNS, BUILTIN_ENCODERS, KERNEL_ERROR, KERNEL_ERROR_EXIT
+    from fp8lab.gates import GATES, GF_CHAINS, GQ_RULES
+    from fp8lab.gemm.order import METHODS
     from fp8lab.gemm.protocol import K_MULTIPLE
+    from fp8lab.kernels import NAN_POLICIES
     from fp8lab.proofs import PLANS
 
     assert names.ALL_PATTERNS == ALL_PATTERNS
@@ -100,4 +105,26 @@ def test_the_parsers_copies_equal_their_homes() -> None:
     assert names.KERNEL_ERROR_EXIT == KERNEL_ERROR_EXIT
     assert tuple(PLANS) == names.PROOF_PLANS
     assert names.K_MULTIPLE == K_MULTIPLE
+    assert tuple(METHODS) == names.ORDER_METHODS
+    assert names.DEFAULT_NOTEBOOK_TIMEOUT == DEFAULT_TIMEOUT
+    assert tuple(BRUTE_ENGINES) == names.BRUTE_ENGINES
+    assert tuple(BUILTIN_PAIR_KERNELS) == names.BUILTIN_PAIR_KERNELS
+    assert names.KERNEL_ERROR == KERNEL_ERROR
+    assert tuple(GATES) == names.GATE_NAMES
+    assert tuple(GF_CHAINS) == names.GF_CHAINS
+    assert tuple(GQ_RULES) == names.GQ_SCHEMES
+    assert tuple(NAN_POLICIES) == names.NAN_POLICIES
+    assert names.NOTEBOOKS_DIR == NOTEBOOKS_DIR
     assert tuple(BUNDLE_GATES) == names.BUNDLE_GATES
+
+
+@pytest.mark.parametrize("name", sorted(SUBCOMMANDS))
+def test_every_subcommand_help_loads_no_numpy(name: str) -> None:
+    out = run_isolated(
+        "import sys, contextlib, io\n"
+        "from fp8lab.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main([{name!r}, '--help'])\n"
+        "print(code, sorted(m for m in ('numpy', 'ml_dtypes', 'numba') if m in sys.modules))\n"
+    )
+    assert out.strip() == "0 []"

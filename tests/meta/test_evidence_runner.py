@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from fp8lab.cli import evidence_cmd
 from fp8lab.cli.main import main
 from fp8lab.evidence import EvidenceRun
+from fp8lab.evidence import notebooks as notebooks_module
 from fp8lab.evidence.index import collect_runs, write_index
 from fp8lab.evidence.notebooks import NotebookRun, NotebookRunError, run_notebook
 from fp8lab.evidence.staleness import check_published
@@ -37,7 +37,8 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
             raise NotebookRunError("cell 1 raised ValueError")
         return NotebookRun(path.stem, "complete", results / path.stem / "r", 0.0)
 
-    monkeypatch.setattr(evidence_cmd, "run_notebook", fake)
+    # The command imports the runner when it runs (lazy CLI): the fake goes into its home.
+    monkeypatch.setattr(notebooks_module, "run_notebook", fake)
     return seen
 
 
