@@ -32,7 +32,7 @@ import numpy.typing as npt
 
 from fp8lab.formats import FormatSpec, get_format
 
-__all__ = ["CASES", "scheme_population"]
+__all__ = ["CASES", "NVFP4_SPLIT_AMAX_BITS", "case_labels", "scheme_population"]
 
 CASES = (
     "random",
@@ -49,6 +49,39 @@ CASES = (
     "amax-last",
 )
 _SUB = 16  # the smallest block in the catalogue (NVFP4)
+# TE's two NVFP4 block-scale formulas, amax/6*S_enc and amax*(1/6)*S_enc, give different
+# e4m3fn bytes at S_enc = 1 on exactly these 15 finite amax patterns, (1.78125 - ulp) * 2^e
+# for e = -4..10: found over all 2^31 positive patterns by sweep_pair(
+# "nvfp4-divide-vs-reciprocal", s_enc=1.0) (README "Exhaustive amax sweeps"; a test
+# re-derives each one). A tensor holding 2688 = 448 * 6 has S_enc = 2688 / 2688 = 1.
+NVFP4_SPLIT_AMAX_BITS = tuple(0x3DE3_FFFF + (j << 23) for j in range(15))
+_NVFP4_SPLIT = "nvfp4-formula-split"
+
+
+def case_labels(element: str | FormatSpec) -> tuple[str, ...]:
+    """The case labels of :func:`scheme_population` for ``element``, in order.
+
+    e2m1fn (NVFP4, the one scheme GQ runs with those elements) adds a case built
+    for its block-scale formulas.
+    """
+    return (*CASES, _NVFP4_SPLIT) if get_format(element).name == "e2m1fn" else CASES
+
+
+def _nvfp4_split_rows(rng: np.random.Generator, k: int) -> npt.NDArray[np.float32]:
+    """Three tensors (rows) of amax 2688 (S_enc = 1), with five designed blocks each.
+
+    Each designed block's amax is one of :data:`NVFP4_SPLIT_AMAX_BITS`, the rest of
+    the block below it.
+    """
+    amaxes = np.array(NVFP4_SPLIT_AMAX_BITS, np.uint32).view(np.float32)
+    rows = (rng.uniform(-0.05, 0.05, (3, k))).astype(np.float32)
+    rows[:, 0] = np.float32(2688.0)
+    for j, amax in enumerate(amaxes):
+        row, block = divmod(j, 5)
+        lo = (block + 1) * _SUB
+        rows[row, lo : lo + _SUB] = (rng.uniform(-0.9, 0.9, _SUB) * amax).astype(np.float32)
+        rows[row, lo + int(rng.integers(_SUB))] = amax * rng.choice([-1.0, 1.0])
+    return rows
 
 
 def _tile(rows: list[list[float]], k: int) -> npt.NDArray[np.float32]:
@@ -69,7 +102,7 @@ def _with_amax(amaxes: list[float], rng: np.random.Generator, k: int) -> np.ndar
 def scheme_population(
     element: str | FormatSpec, seed: int, k: int = 256
 ) -> list[tuple[str, npt.NDArray[np.float32]]]:
-    """The labelled cases of :data:`CASES` for element format ``element``.
+    """The labelled cases of :func:`case_labels` for element format ``element``.
 
     Raises:
         ValueError: unless ``k`` is a positive multiple of 128.
@@ -122,4 +155,6 @@ def scheme_population(
     rising = np.exp2(np.arange(k) * step) * rng.uniform(1.0, 1.01, (4, k))
     rising *= np.array([[1e-4], [0.3], [7.0], [1e3]]) * rng.choice([-1.0, 1.0], (4, k))
     cases.append(("amax-last", rising.astype(np.float32)))
+    if fmt.name == "e2m1fn":
+        cases.append((_NVFP4_SPLIT, _nvfp4_split_rows(rng, k)))
     return cases

@@ -22,6 +22,7 @@ from fp8lab.cli.main import main
 from fp8lab.codecs import decode, encode
 from fp8lab.gates import GateStatus, run_gq
 from fp8lab.schemes import NVFP4_RULES
+from fp8lab.schemes.populations import NVFP4_SPLIT_AMAX_BITS
 from fp8lab.schemes.port import SCHEME_PORTS, nvfp4_block_scales
 
 F32 = np.float32
@@ -44,7 +45,9 @@ def nvfp4_kernel(defect: str = "") -> Callable[[np.ndarray, np.ndarray], Any]:
                 amax = np.max(np.abs(blocks), axis=1)
             else:
                 amax = np.fmax.reduce(np.abs(blocks), axis=1, initial=F32(0))
-            scale = nvfp4_block_scales(amax, float(g), NVFP4_RULES[RULE])
+            # TE's other kernel's block formula, amax * (1/6) * S_enc, instead of amax/6 * S_enc
+            block_rule = "te-nvfp4-reciprocal" if defect == "block-reciprocal" else RULE
+            scale = nvfp4_block_scales(amax, float(g), NVFP4_RULES[block_rule])
             s_enc = np.fmin(F32(2688) / g, np.finfo(F32).max)
             s_enc = F32(1) if g == 0 or s_enc == 0 else s_enc
             dec = decode(scale, "e4m3fn").astype(F32) * F32(1.0 / float(s_enc))
@@ -67,7 +70,7 @@ def nvfp4_kernel(defect: str = "") -> Callable[[np.ndarray, np.ndarray], Any]:
 def test_the_harness_passes_the_right_kernel() -> None:
     result = run_gq(nvfp4_kernel(), scheme="nvfp4", rule=RULE, input_dtypes=["float32"])
     assert result.status is GateStatus.PASS, result.reason
-    assert result.cases == 2 * 88 and result.words > 40_000  # own and 1.5x global amax
+    assert result.cases == 2 * 91 and result.words > 40_000  # own and 1.5x global amax
 
 
 @pytest.mark.parametrize(
@@ -88,6 +91,30 @@ def test_a_planted_defect_fails_gq(defect: str, where: set[str]) -> None:
         result.mismatches_by_class
     )
     assert result.first_offenders
+
+
+def test_only_the_designed_case_catches_the_other_te_block_formula() -> None:
+    # amax/6*S and amax*(1/6)*S split on 15 amax patterns (issue 12 §4): the
+    # nvfp4-formula-split tensors hold each at S_enc = 1; no other case has one.
+    result = run_gq(
+        nvfp4_kernel("block-reciprocal"), scheme="nvfp4", rule=RULE, input_dtypes=["float32"]
+    )
+    assert result.status is GateStatus.FAIL
+    moved = {k: v for k, v in result.mismatches_by_class.items() if v}
+    assert set(moved) == {"nvfp4-formula-split"} and moved["nvfp4-formula-split"] >= 15
+    assert result.assertions_failed >= 3  # its three tensors, each a call of its own
+
+
+def test_the_designed_amaxes_are_exactly_where_the_formulas_split() -> None:
+    amax = np.array(NVFP4_SPLIT_AMAX_BITS, np.uint32).view(F32)
+    near = np.concatenate([np.nextafter(amax, F32(0)), np.nextafter(amax, F32(np.inf))])
+    a = nvfp4_block_scales(amax, 2688.0, NVFP4_RULES[RULE])
+    b = nvfp4_block_scales(amax, 2688.0, NVFP4_RULES["te-nvfp4-reciprocal"])
+    assert (a != b).all()
+    assert (
+        nvfp4_block_scales(near, 2688.0, NVFP4_RULES[RULE])
+        == nvfp4_block_scales(near, 2688.0, NVFP4_RULES["te-nvfp4-reciprocal"])
+    ).all()
 
 
 def test_a_kernel_without_the_global_scale_argument_fails_every_call() -> None:
