@@ -60,9 +60,13 @@ def exposing_in_chunk(
 
 
 def _chunk(
-    a: Kernel, b: Kernel, fmt: str, scale: float, start: int, stop: int, fused: bool
+    a: Kernel, b: Kernel, fmt: str, scale: float, fused: bool, start: int, stop: int
 ) -> tuple[int, int, npt.NDArray[np.uint32]]:
-    """``(start, stop, exposing)``: the chunk names the range it examined."""
+    """``(start, stop, exposing)``: the chunk names the range it examined.
+
+    The range comes last, as in every chunked job here (``fp8lab.coverage``'s
+    meta tests replay and shorten chunks by rewriting those two arguments).
+    """
     if fused:
         return start, stop, exposing_fused(a, b, fmt, scale, start, stop)
     return start, stop, exposing_in_chunk(a, b, fmt, scale, start, stop)
@@ -138,7 +142,7 @@ def brute_force(
     names = (kernel_name(resolve_kernel(a, spec.name)), kernel_name(resolve_kernel(b, spec.name)))
     fused = use_fused(a, b, engine)
     tasks = [
-        (a, b, spec.name, float(s), lo, min(lo + chunk, stop), fused)
+        (a, b, spec.name, float(s), fused, lo, min(lo + chunk, stop))
         for lo in range(start, stop, chunk)
     ]
     workers = workers or default_workers()
