@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CliError",
     "json_on_stdout",
+    "load_callable",
     "load_kernel",
     "load_matmul_kernel",
     "load_user_object",
@@ -71,6 +72,21 @@ def write_json_output(path: str | None, payload: Any) -> None:
         raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot write --json {path}: {exc.strerror or exc}") from None
+
+
+def load_callable(spec: str) -> Any:
+    """Import ``MODULE:OBJ`` and require it to be callable.
+
+    Raises:
+        CliError: if the import fails or the object is not callable.
+    """
+    try:
+        target = import_attribute(spec)
+    except ImportSpecError as exc:
+        raise CliError(f"--kernel: {exc}") from None
+    if not callable(target):
+        raise CliError(f"--kernel: {spec!r} is a {type(target).__name__}, not callable")
+    return target
 
 
 def load_user_object(spec: str, protocol: type, wrap: Callable[[str, Any], Any]) -> Any:

@@ -7,10 +7,15 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fp8lab.cli.common import CliError, load_kernel, load_matmul_kernel, write_json_output
+from fp8lab.cli.common import (
+    CliError,
+    load_callable,
+    load_kernel,
+    load_matmul_kernel,
+    write_json_output,
+)
 from fp8lab.cli.names import BUNDLE_GATES, GATE_NAMES, GF_CHAINS, NAN_POLICIES
 from fp8lab.cli.scheme_args import add_scheme_arguments, load_scheme_kernel, scheme_options
-from fp8lab.importing import ImportSpecError, import_attribute
 
 if TYPE_CHECKING:
     from fp8lab.gates import GateResult
@@ -151,12 +156,7 @@ def load_chain_kernel(spec: str) -> Any:
     Raises:
         CliError: if the import fails or the object is not callable.
     """
-    try:
-        target = import_attribute(spec)
-    except ImportSpecError as exc:
-        raise CliError(f"--kernel: {exc}") from None
-    if not callable(target):
-        raise CliError(f"--kernel: {spec!r} is a {type(target).__name__}, not callable")
+    target = load_callable(spec)
     if getattr(target, "name", None):
         return target
     return _SpecNamed(spec, target)

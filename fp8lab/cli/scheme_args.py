@@ -10,9 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from fp8lab.cli.common import CliError
+from fp8lab.cli.common import CliError, load_callable
 from fp8lab.cli.names import GQ_SCHEMES
-from fp8lab.importing import ImportSpecError, import_attribute
 
 __all__ = ["add_scheme_arguments", "load_scheme_kernel", "scheme_options"]
 
@@ -72,10 +71,4 @@ def load_scheme_kernel(spec: str) -> Any:
 
     if is_shared_spec(spec):
         raise CliError(f"--kernel {spec}: GQ takes a Python MODULE:FUNC, not a shared library")
-    try:
-        target = import_attribute(spec)
-    except ImportSpecError as exc:
-        raise CliError(f"--kernel: {exc}") from None
-    if not callable(target):
-        raise CliError(f"--kernel: {spec!r} is a {type(target).__name__}, not callable")
-    return target
+    return load_callable(spec)

@@ -154,7 +154,13 @@ def front_page(
     notebooks = repo_notebooks() if notebooks is None else notebooks
     rows = collect_runs(results, notebooks)
     by_dir = {r["directory"]: r for r in rows}
-    chosen = headline_runs(results, notebooks)
+    # A run filed by another process between the two scans is left to that process's own
+    # rewrite of the index (it takes the lock after filing), so the page shows one scan.
+    chosen = {
+        kind: record
+        for kind, record in headline_runs(results, notebooks).items()
+        if record.relative in by_dir
+    }
     headline = [by_dir[record.relative] for record in chosen.values()]
     gates, proofs, detectors = [], [], []
     mutation = None
