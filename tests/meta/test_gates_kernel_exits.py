@@ -7,12 +7,11 @@ exit 1 with a FAIL row that names what the kernel did.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.meta.gates_subprocess import run_gates
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,19 +51,6 @@ def chain_hard_exit0(x, residual, weight, scale, eps):
 """
 
 
-def _gates(tmp: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp)])}
-    return subprocess.run(
-        [sys.executable, "-m", "fp8lab", "gates", *argv],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp,
-        env=env,
-        timeout=600,
-    )
-
-
 @pytest.fixture(scope="module")
 def hostile_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("hostile")
@@ -89,7 +75,7 @@ def hostile_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_kernel_that_exits_is_a_fail_row_with_the_reason(
     hostile_dir: Path, spec: str, gate: str, reason: str
 ) -> None:
-    proc = _gates(hostile_dir, "--gate", gate, "--kernel", spec)
+    proc = run_gates(hostile_dir, "--gate", gate, "--kernel", spec)
     assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
     fail_rows = [line for line in proc.stdout.splitlines() if "FAIL" in line]
     assert any(spec in line and reason in line for line in fail_rows), proc.stdout
@@ -98,7 +84,7 @@ def test_a_kernel_that_exits_is_a_fail_row_with_the_reason(
 
 def test_every_gate_of_a_dying_kernel_fails_and_json_is_still_written(hostile_dir: Path) -> None:
     out = hostile_dir / "all.json"
-    proc = _gates(
+    proc = run_gates(
         hostile_dir, "--gate", "G1,G3", "--kernel", "hostile:hard_exit0", "--json", str(out)
     )
     assert proc.returncode == 1, proc.stderr
@@ -106,7 +92,7 @@ def test_every_gate_of_a_dying_kernel_fails_and_json_is_still_written(hostile_di
 
 
 def test_a_missing_foreign_module_is_still_a_usage_error(hostile_dir: Path) -> None:
-    proc = _gates(hostile_dir, "--kernel", "no_such_module_here:f")
+    proc = run_gates(hostile_dir, "--kernel", "no_such_module_here:f")
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "cannot import" in proc.stderr
 
@@ -119,7 +105,7 @@ def test_a_chain_kernel_that_exits_is_a_gf_fail_row(
     hostile_dir: Path, spec: str, reason: str
 ) -> None:
     recipe = "vllm-cpp-standalone-rmsnorm-fp8"
-    proc = _gates(
+    proc = run_gates(
         hostile_dir, "--gate", "GF", "--chain", "rmsnorm", "--recipe", recipe, "--kernel", spec
     )
     assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)

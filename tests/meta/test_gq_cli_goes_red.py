@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from fp8lab.cli.main import main
 from fp8lab.gates import GateResult, GateStatus
+from tests.meta.gates_subprocess import run_gates
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -66,19 +64,6 @@ def segfault(x):
 PER_TOKEN = ["--gate", "GQ", "--scheme", "per-token", "--rule", "vllm-per-token"]
 
 
-def _gates(tmp: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp)])}
-    return subprocess.run(
-        [sys.executable, "-m", "fp8lab", "gates", *argv],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp,
-        env=env,
-        timeout=600,
-    )
-
-
 @pytest.fixture(scope="module")
 def kernel_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("gqkernels")
@@ -88,7 +73,7 @@ def kernel_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_right_kernel_passes_through_the_command(kernel_dir: Path) -> None:
     out = kernel_dir / "right.json"
-    proc = _gates(kernel_dir, *PER_TOKEN, "--kernel", "gqk:right", "--json", str(out))
+    proc = run_gates(kernel_dir, *PER_TOKEN, "--kernel", "gqk:right", "--json", str(out))
     assert proc.returncode == 0, (proc.stdout, proc.stderr)
     (row,) = json.loads(out.read_text())
     assert (row["gate"], row["kernel"], row["status"]) == ("GQ", "gqk:right", "PASS")
@@ -98,7 +83,7 @@ def test_the_right_kernel_passes_through_the_command(kernel_dir: Path) -> None:
 
 def test_a_segfaulting_kernel_cannot_end_the_command(kernel_dir: Path) -> None:
     out = kernel_dir / "segv.json"
-    proc = _gates(kernel_dir, *PER_TOKEN, "--kernel", "gqk:segfault", "--json", str(out))
+    proc = run_gates(kernel_dir, *PER_TOKEN, "--kernel", "gqk:segfault", "--json", str(out))
     assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
     (row,) = json.loads(out.read_text())  # the FAIL record still names scheme and rule
     assert (row["status"], row["scheme"], row["rule"]) == ("FAIL", "per-token", "vllm-per-token")
