@@ -139,3 +139,13 @@ def test_with_a_device_the_run_is_complete_and_the_device_gemm_is_gated(
         assert statuses == {"FAIL"} and code == 1
     else:
         assert statuses == {"PASS"} and code == 0
+
+
+def test_without_ml_dtypes_it_says_so_in_one_line_and_exits_2(tmp_path: Path) -> None:
+    done = run_blocked(tmp_path, "ml_dtypes")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "scripts/gpu-check: needs numpy and ml_dtypes (import of ml_dtypes halted; "
+        "None in sys.modules)"
+    ]
+    assert not (tmp_path / "gpu-check.json").exists()
