@@ -183,3 +183,11 @@ def test_g3_fails_a_device_gemm_launched_with_the_other_epilogue() -> None:
 def test_the_device_gemm_refuses_an_unknown_epilogue() -> None:
     with pytest.raises(ValueError, match="device GEMM epilogues"):
         CudaDeviceMatmul(object(), "prescaled")  # type: ignore[arg-type]
+
+
+@needs_gxx
+def test_g2_that_examined_nothing_fails() -> None:
+    cp = FakeCupy(host_library())
+    result = run_g2(probe=lambda: ready(cp), scales=(), input_dtypes=(), patterns=())
+    assert result.status is GateStatus.FAIL and result.reason == "examined nothing"
+    assert result.cases == result.words == 0

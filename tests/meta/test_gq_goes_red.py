@@ -90,3 +90,11 @@ def test_vacuity_guards() -> None:
 
     case = CaseResult("zero/float32", 10, 1, 0, 0, 0, 0.0)
     assert _verdict([case], 0, 8)[1].startswith("vacuous")
+
+
+def test_gq_that_examined_nothing_fails_through_its_api() -> None:
+    from fp8lab.schemes.port import SCHEME_PORTS
+
+    record = run_gq(SCHEME_PORTS["rceil"], scheme="mxfp8", rule="rceil", input_dtypes=[])
+    assert record.status is GateStatus.FAIL and record.reason == "examined nothing"
+    assert record.cases == record.words == 0
