@@ -70,6 +70,7 @@ def _reference_splits(pair: str, p: int) -> bool:
     return bool(div[0] != rcp[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pair", PAIRS)
 def test_sweep_verdicts_match_the_exact_reference(pair: str) -> None:
     samples = _samples(1)
