@@ -38,6 +38,8 @@ FOLD_ROWS = 12  # a table with more rows than this is folded
 SUMMARY_TAG = "report-summary"  # the cell tag the report renderer moves to the top
 SUMMARY_CLASS = "fp8lab-summary"  # the summary's HTML class, which the render tests look for
 _STATUS_COLOURS = {"PASS": "#d7f5dd", "FAIL": "#fdd", "PENDING": "#ffe9b3"}
+# JupyterLab's stylesheet right-aligns every table cell; text reads better left-aligned.
+_LEFT, _RIGHT = " style='text-align:left'", " style='text-align:right'"
 
 
 def _is_scale(column: str) -> bool:
@@ -67,15 +69,15 @@ def shown_value(value: Any, column: str = "") -> str:
 
 
 def html_table(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
-    """An HTML table of ``rows`` (dicts) over ``columns``, numbers right-aligned."""
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    """An HTML table of ``rows`` (dicts) over ``columns``, numbers right-aligned, text left."""
+    head = "".join(f"<th{_LEFT}>{html.escape(c)}</th>" for c in columns)
     body = ""
     for row in rows:
         cells = ""
         for column in columns:
             value = row.get(column)
             numeric = isinstance(value, int | float) and not isinstance(value, bool)
-            align = " style='text-align:right'" if numeric else ""
+            align = _RIGHT if numeric else _LEFT
             cells += f"<td{align}>{html.escape(shown_value(value, column))}</td>"
         body += f"<tr>{cells}</tr>"
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
@@ -131,7 +133,7 @@ def summary_html(rows: Sequence[Mapping[str, Any]]) -> str:
         if not mine:
             continue
         cells = "".join(
-            f"<tr><td>{html.escape(str(r['name']))}</td><td>"
+            f"<tr><td{_LEFT}>{html.escape(str(r['name']))}</td><td{_LEFT}>"
             + (_verdict(r["value"]) if part == "verdict" else html.escape(shown_value(r["value"])))
             + "</td></tr>"
             for r in mine
