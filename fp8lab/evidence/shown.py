@@ -6,8 +6,8 @@ stay exact in their sidecars; only what is shown is rounded:
 
 - integers carry thousands separators, ``2^32`` named;
 - floats show 6 significant digits (no 17-digit floats in prose tables);
-  a column whose name says it holds a scale shows the exact ``float.hex``
-  beside the decimal;
+  a column whose name says it holds a scale shows its exact ``float.hex``
+  (trailing zero digits dropped) beside the decimal;
 - a table longer than :data:`FOLD_ROWS` rows is folded in ``<details>``.
 
 The report renderer (:mod:`fp8lab.evidence.report`) moves the cell tagged
@@ -46,6 +46,12 @@ def _is_scale(column: str) -> bool:
     return column == "scale" or column.startswith("scale_") or column.endswith("_scale")
 
 
+def _short_hex(value: float) -> str:
+    """``float.hex`` without its trailing zero digits (``0x1.2d7732p-7``); still exact."""
+    mantissa, exponent = value.hex().split("p")
+    return f"{mantissa.rstrip('0').rstrip('.')}p{exponent}"
+
+
 def shown_value(value: Any, column: str = "") -> str:
     """``value`` as a reader sees it in a table (plain text; escape it for HTML)."""
     if isinstance(value, Enum):
@@ -58,7 +64,7 @@ def shown_value(value: Any, column: str = "") -> str:
         if not math.isfinite(value) or value == 0:
             return repr(value)
         text = f"{value:.6g}"
-        return f"{text} ({value.hex()})" if _is_scale(column) else text
+        return f"{text} ({_short_hex(value)})" if _is_scale(column) else text
     if hasattr(value, "item") and not isinstance(value, str | bytes):  # a numpy scalar
         return shown_value(value.item(), column)
     if isinstance(value, dict):

@@ -37,8 +37,12 @@ def test_counts_floats_and_scales_read_well() -> None:
     assert shown_value(4294967296) == "4,294,967,296 (2^32)"
     assert shown_value(69168) == "69,168" and shown_value(True) == "True"
     assert shown_value(0.1 + 0.2) == "0.3"  # not 0.30000000000000004
-    assert shown_value(0.0092, "scale") == f"0.0092 ({(0.0092).hex()})"
-    assert shown_value(0.0092, "scale_in") == f"0.0092 ({(0.0092).hex()})"
+    assert shown_value(0.0092, "scale") == "0.0092 (0x1.2d77318fc5048p-7)"
+    assert shown_value(float.fromhex("0x1.2d7732p-7"), "s_scale") == "0.0092 (0x1.2d7732p-7)"
+    assert (
+        shown_value(1.0, "scale_in") == "1 (0x1p+0)"
+        and shown_value(-0.5, "scale") == "-0.5 (-0x1p-1)"
+    )
     assert shown_value(0.0092, "ratio") == "0.0092"
     assert shown_value({"bitwise": 0, "tolerance": 1200}) == "tolerance: 1,200"
 
