@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -103,3 +104,15 @@ def test_an_expected_fail_that_passed_is_flagged(tmp_path: Path) -> None:
     (record,) = gate_records(next(tmp_path.glob("gemm_pipeline/*/")))
     assert not expected_fail(record)
     assert "expected FAIL, got PASS" in front_page(tmp_path, notebooks={})[1]
+
+
+def test_the_epilogue_study_names_its_worst_pair_readably_and_exactly() -> None:
+    from fp8lab.gemm.deviation import epilogue_by_scale, epilogue_deviation, scale_pairs
+
+    rows = epilogue_deviation(epilogue_by_scale([(4, 32, 128)], scale_pairs(4, 5), 5))
+    named = [r.worst_case for r in rows if r.worst_case]
+    assert named and not any(re.search(r"\d\.\d{9,}", t) for t in named)  # no 17-digit reprs
+    for text in named:
+        for part in text.split(" s_w="):
+            exact = float.fromhex(part.split("(")[1].rstrip(")"))
+            assert f"{exact:.6g}" in part
