@@ -62,8 +62,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "out_dtype) -> [M,N] float32 or bfloat16, checked against vllm.cpp's model; for GF "
         "a function with the --chain signature (README, Fused chains), optionally with a "
         "trace method for the prefix checks; for GQ FUNC(x) -> (codes, scales), for nvfp4 "
-        "FUNC(x, global_scale) (README, "
-        "Gate GQ)",
+        "FUNC(x, global_scale), or PATH.so:SYMBOL with fp8lab_scheme_quant's signature "
+        "(fp8lab_nvfp4_quant's for nvfp4) (README, Gate GQ)",
     )
     p.add_argument(
         "--chain",
@@ -174,8 +174,10 @@ class _SpecNamed:
         return self._func(*args)
 
 
-def load_foreign_kernel(gate: str, spec: str, nan_policy: str | None = None) -> Any:
-    """The user's kernel for ``gate``: matmul, chain, scheme (GQ) or quant kernel."""
+def load_foreign_kernel(
+    gate: str, spec: str, nan_policy: str | None = None, scheme: str | None = None
+) -> Any:
+    """The user's kernel for ``gate``: matmul, chain, scheme (GQ, for ``scheme``) or quant."""
     from fp8lab.gates import CHAIN_GATES, MATMUL_GATES, SCHEME_GATES
 
     if gate in MATMUL_GATES:
@@ -183,7 +185,7 @@ def load_foreign_kernel(gate: str, spec: str, nan_policy: str | None = None) -> 
     if gate in CHAIN_GATES:
         return load_chain_kernel(spec)
     if gate in SCHEME_GATES:
-        return load_scheme_kernel(spec)
+        return load_scheme_kernel(spec, scheme)
     return load_kernel(spec, nan_policy)
 
 
