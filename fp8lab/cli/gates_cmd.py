@@ -89,7 +89,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--outputs",
         metavar="DIR",
         help="check the outputs your kernel wrote into a bundle from 'fp8lab export' "
-        "(one gate, G1 or G3); the record's kernel is bundle:DIR",
+        "(one gate, G1, G3 or GQ; GQ with the bundle's --scheme and --rule); the record's "
+        "kernel is bundle:DIR",
     )
     p.add_argument("--large", action="store_true", help="G3: add the 1024x1024 cases (slow)")
     p.add_argument("--json", "--out", dest="json", help="write the results here ('-' for stdout)")
@@ -196,14 +197,27 @@ def _run_bundle(names: list[str], args: argparse.Namespace) -> list[GateResult]:
     from fp8lab.kernels import DEFAULT_NAN_POLICY
 
     if len(names) != 1 or names[0] not in BUNDLE_GATES:
-        raise CliError(f"--outputs checks one gate, {' or '.join(BUNDLE_GATES)}, not {args.gate}")
+        raise CliError(f"--outputs checks one gate, {', '.join(BUNDLE_GATES)}, not {args.gate}")
     if args.kernel or args.large:
         raise CliError("--outputs checks a bundle's outputs: leave out --kernel and --large")
+    if names[0] == "GQ" and (args.scheme is None or args.rule is None):
+        raise CliError("GQ with --outputs needs --scheme and --rule (what the kernel computes)")
     try:
         kernel = load_bundle(Path(args.outputs), names[0], args.nan_policy or DEFAULT_NAN_POLICY)
     except BundleError as exc:
         raise CliError(f"--outputs {exc}") from None
-    return [GATES[names[0]](kernel)]
+    if names[0] != "GQ":
+        return [GATES[names[0]](kernel)]
+    from fp8lab.gates.gq import gq_calls
+
+    if (kernel.scheme, kernel.rule) != (args.scheme, args.rule):
+        raise CliError(
+            f"--outputs {args.outputs} holds scheme {kernel.scheme}, rule {kernel.rule}, "
+            f"not --scheme {args.scheme} --rule {args.rule}"
+        )
+    held = {c.name for c in kernel.cases}  # the bundle's cases (none: examined nothing)
+    calls = [c for c in gq_calls(args.scheme, args.rule) if c.name in held]
+    return [GATES["GQ"](kernel, scheme=args.scheme, rule=args.rule, calls=calls)]
 
 
 def _chain_options(args: argparse.Namespace) -> list[dict[str, str]]:
