@@ -26,6 +26,8 @@
 //   FP8LAB_DEFECT_NO_FLOOR     per-token: no 1/(448*512) floor (a zero row gives NaN)
 //   FP8LAB_DEFECT_STATUS       every symbol returns 7 (a kernel error)
 //   FP8LAB_DEFECT_SEGFAULT     every symbol writes through a null pointer
+// -DFP8LAB_SCHEME_QUANT_IS=vllm_per_token_quant (or another symbol) also exports it as
+// fp8lab_scheme_quant, the name examples/bundle_runner/run_bundle.cpp calls.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -180,3 +182,10 @@ extern "C" int32_t mxfp8_rceil_quant(const void *x, int32_t x_dtype, int64_t m, 
   }
   return 0;
 }
+
+#ifdef FP8LAB_SCHEME_QUANT_IS
+extern "C" int32_t fp8lab_scheme_quant(const void *x, int32_t x_dtype, int64_t m, int64_t k,
+                                       uint8_t *codes, void *scales) {
+  return FP8LAB_SCHEME_QUANT_IS(x, x_dtype, m, k, codes, scales);
+}
+#endif

@@ -71,8 +71,8 @@ def sidecar_text(document: dict[str, Any]) -> str:
 
     G1: ``scale_hex input_dtype count input output name``; G3: ``m n k a b
     s_in_hex s_w_hex out_dtype output name``; GQ: ``input_dtype m k
-    global_amax_hex input codes scales scales_dtype name`` (``-`` for no global
-    amax), its header ``SCHEMA GQ N SCHEME RULE``. The name is the rest of the line.
+    global_amax_hex input codes scales scales_dtype scales_count name`` (``-``
+    for no global amax), its header ``SCHEMA GQ N SCHEME RULE``. The name is the rest of the line.
     """
     cases = document["cases"]
     head = f"{document['schema']} {document['gate']} {len(cases)}"

@@ -75,9 +75,13 @@ def gq_bundle_cases(scheme: str, rule: str) -> list[BundleCase]:
 
 
 def gq_sidecar_line(entry: dict[str, Any]) -> str:
-    """``input_dtype m k global_amax_hex input codes scales scales_dtype name`` (``-``: none)."""
+    """``input_dtype m k global_amax_hex input codes scales scales_dtype scales_count name``.
+
+    ``global_amax_hex`` is ``-`` outside nvfp4; ``scales_count`` is the product of ``scales_shape``.
+    """
     fields = [entry["input_dtype"], entry["m"], entry["k"], entry.get("global_amax_hex", "-")]
-    fields += [entry[f] for f in ("input", "codes", "scales", "scales_dtype", "name")]
+    fields += [entry[f] for f in ("input", "codes", "scales", "scales_dtype")]
+    fields += [int(np.prod(entry["scales_shape"])), entry["name"]]
     return " ".join(str(f) for f in fields)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,11 @@ import pytest
 from fp8lab.bundle import bundle_cases, load_bundle
 from fp8lab.cli.main import main
 from fp8lab.gates import run_gq
+from fp8lab.kernels.shared import ABI_HEADER
 from fp8lab.schemes.port import SCHEME_PORTS, nvfp4_quant
-from tests.meta.bundle_helpers import cases, flip
+from tests.meta.bundle_helpers import RUNNER, cases, flip
 
+SCHEME_SOURCE = RUNNER.parents[1] / "kernels" / "scheme_quant.cpp"
 # scheme -> the rule its bundle is exported for
 BUNDLES = {"per-token": "vllm-per-token", "mxfp8": "rceil", "nvfp4": "te-nvfp4-divide"}
 _DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
@@ -193,6 +196,36 @@ def test_the_sidecar_names_scheme_and_rule(bundles: dict[str, Path]) -> None:
     lines = (bundles["nvfp4"] / "bundle.txt").read_text().splitlines()
     listed = cases(bundles["nvfp4"])
     assert lines[0] == f"fp8lab.bundle/1 GQ {len(listed)} nvfp4 te-nvfp4-divide"
-    first = lines[1].split(" ", 8)
-    assert first[3] == listed[0]["global_amax_hex"] and first[8] == listed[0]["name"]
+    first = lines[1].split(" ", 9)
+    assert first[3] == listed[0]["global_amax_hex"] and first[9] == listed[0]["name"]
     assert first[5:7] == [listed[0]["codes"], listed[0]["scales"]]
+    assert first[7:9] == [
+        "e4m3fn",
+        str(listed[0]["scales_shape"][0] * listed[0]["scales_shape"][1]),
+    ]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ (the runner)")
+@pytest.mark.parametrize(("defect", "status"), [("", 0), ("E8M0_LOW", 1)])
+def test_the_cpp_runner_with_the_example_library_closes_the_loop(
+    defect: str, status: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """export, examples/bundle_runner with scheme_quant.cpp's MXFP8 RCEIL symbol, --outputs."""
+    bundle = tmp_path / "b"
+    assert (
+        main(
+            ["export", "--gate", "GQ", "--scheme", "mxfp8", "--rule", "rceil", "--out", str(bundle)]
+        )
+        == 0
+    )
+    exe = tmp_path / "run_bundle"
+    flags = ["-DFP8LAB_SCHEME_QUANT_IS=mxfp8_rceil_quant"] + (
+        [f"-DFP8LAB_DEFECT_{defect}"] if defect else []
+    )
+    cmd = ["g++", "-O2", "-std=c++17", "-Wall", "-Wextra", "-Werror", f"-I{ABI_HEADER.parent}"]
+    subprocess.run([*cmd, *flags, str(RUNNER), str(SCHEME_SOURCE), "-o", str(exe)], check=True)
+    run = subprocess.run([str(exe), str(bundle)], capture_output=True, text=True, check=False)
+    assert run.returncode == 0 and "24 of 24 outputs written" in run.stdout, run.stderr
+    capsys.readouterr()
+    got, record = _check(bundle, capsys, "mxfp8", "rceil")
+    assert got == status and record["status"] == ("PASS" if status == 0 else "FAIL")
