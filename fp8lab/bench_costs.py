@@ -80,7 +80,7 @@ def _check_scales() -> int:
 def _recheck_targets() -> int:
     """Encoder comparisons over all 2**32 the mutation notebook's re-checks make (upper bound).
 
-    Every justified equivalent (mutants/equivalent.yaml) is planned as the
+    Every justified equivalent (mutants/equivalent.toml) is planned as the
     re-check plans it; a survivor that is not justified is not re-checked.
     """
     if "mutation_report(" not in _notebook_source("mutation"):
