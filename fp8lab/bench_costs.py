@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from fp8lab.exhaustive import ALL_PATTERNS, run_exhaustive
-from fp8lab.proofs import PROOF_PLAN
+from fp8lab.proofs import PROOF_PLAN, Proof
 from fp8lab.timing import best_of
 
 __all__ = ["command_seconds", "evidence_costs", "evidence_passes", "suite_costs"]
@@ -77,18 +77,43 @@ def _check_scales() -> int:
     return len(notebook_parameters(path).get("check_scales", []))
 
 
-def _recheck_targets() -> int:
-    """Encoder comparisons over all 2**32 the mutation notebook's re-checks make (upper bound).
+def _recheck_targets() -> list[Any]:
+    """The mutation notebook's re-check comparisons over all 2**32 (an upper bound).
 
     Every justified equivalent (mutants/equivalent.toml) is planned as the
-    re-check plans it; a survivor that is not justified is not re-checked.
+    re-check plans it (``fp8lab.mutants.equivalence``); a survivor that is not
+    justified is not re-checked.
     """
     if "mutation_report(" not in _notebook_source("mutation"):
-        return 0
+        return []
     from fp8lab.mutants.equivalence import _plan
     from fp8lab.mutants.runner import load_equivalents
 
-    return sum(len(_plan(key, entry)[1]) for key, entry in load_equivalents().items())
+    return [t for key, entry in load_equivalents().items() for t in _plan(key, entry)[1]]
+
+
+def _windows(sample: int) -> tuple[int, list[int]]:
+    """Width and starts of 16 evenly spaced windows holding ``sample`` patterns in all."""
+    return max(1, sample // WINDOWS), [i * (ALL_PATTERNS // WINDOWS) for i in range(WINDOWS)]
+
+
+def _recheck_sample(targets: list[Any], sample: int) -> float:
+    """CPU seconds per 2**32 of the re-check sweep chunk (all targets share each chunk)."""
+    if not targets:
+        return 0.0
+    from fp8lab.mutants.equivalence import _sweep_chunk
+
+    width, starts = _windows(sample)
+    by_scale: dict[float, list[Any]] = {}
+    for t in targets:
+        by_scale.setdefault(t.scale, []).append(t)
+    for group in by_scale.values():  # warm-up: builds and compiles every mutant
+        _sweep_chunk(tuple(group), starts[1], starts[1] + 64)
+    cpu0 = time.process_time()
+    for group in by_scale.values():
+        for lo in starts:
+            _sweep_chunk(tuple(group), lo, lo + width)
+    return (time.process_time() - cpu0) * ALL_PATTERNS / (width * WINDOWS)
 
 
 def evidence_passes() -> dict[str, int]:
@@ -98,38 +123,44 @@ def evidence_passes() -> dict[str, int]:
         "prove_plan_proofs": len(PROOF_PLAN),
         "codec_atlas_plan_proofs": len(PROOF_PLAN) if atlas else 0,
         "divide_vs_reciprocal_brute_scales": _check_scales(),
-        "mutation_recheck_comparisons": _recheck_targets(),
+        "mutation_recheck_comparisons": len(_recheck_targets()),
     }
 
 
+def _window(proof: Proof, lo: int, width: int) -> int:
+    """Run ``proof`` on ``[lo, lo + width)`` in this process; the patterns it examined."""
+    return run_exhaustive(
+        proof.a,
+        proof.b,
+        proof.format,
+        saturate=proof.saturate,
+        nan=proof.nan,
+        start=lo,
+        stop=lo + width,
+        chunk=width,
+        workers=1,
+    ).examined
+
+
 def _plan_sample(sample: int) -> list[dict[str, Any]]:
-    """Each proof of the plan on 16 evenly spaced windows in this process, scaled to 2**32."""
-    width = max(1, sample // WINDOWS)
-    starts = [i * (ALL_PATTERNS // WINDOWS) for i in range(WINDOWS)]
+    """Each proof of the plan on 16 evenly spaced windows in this process, scaled to 2**32.
+
+    A warm-up window (not counted) comes first. ``cpu_seconds_per_2_32`` is this
+    process's CPU time (robust to other load), ``seconds`` the sample's wall time.
+    """
+    width, starts = _windows(sample)
     rows = []
     for proof in PROOF_PLAN:
-        t0 = time.perf_counter()
-        examined = 0
-        for lo in starts:
-            record = run_exhaustive(
-                proof.a,
-                proof.b,
-                proof.format,
-                saturate=proof.saturate,
-                nan=proof.nan,
-                start=lo,
-                stop=lo + width,
-                chunk=width,
-                workers=1,
-            )
-            examined += record.examined
-        seconds = time.perf_counter() - t0
+        _window(proof, starts[1], min(width, 4096))
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        examined = sum(_window(proof, lo, width) for lo in starts)
+        seconds, cpu = time.perf_counter() - t0, time.process_time() - cpu0
         rows.append(
             {
                 "proof": proof.slug,
                 "examined": examined,
                 "seconds": seconds,
-                "cpu_seconds_per_2_32": seconds * ALL_PATTERNS / (width * WINDOWS),
+                "cpu_seconds_per_2_32": cpu * ALL_PATTERNS / (width * WINDOWS),
             }
         )
     return rows
@@ -193,6 +224,7 @@ def evidence_costs(
     cpus = len(os.sched_getaffinity(0))
     plan_wall = sum(r["cpu_seconds_per_2_32"] for r in plan) / cpus
     passes = evidence_passes()
+    recheck_cpu = _recheck_sample(_recheck_targets(), sample)
     components = [
         {
             "component": "fp8lab prove: PROOF_PLAN over 2**32 (Makefile)",
@@ -210,10 +242,9 @@ def evidence_costs(
             "seconds": passes["divide_vs_reciprocal_brute_scales"] * brute_seconds_per_2_32,
         },
         {
-            "component": "mutation: re-check comparisons of justified mutants "
-            "(each priced as one fast-vs-scan pass)",
+            "component": "mutation: re-check sweep of justified mutants (sampled)",
             "passes": passes["mutation_recheck_comparisons"],
-            "seconds": passes["mutation_recheck_comparisons"] * pass_seconds,
+            "seconds": recheck_cpu / cpus,
         },
     ]
     modelled = sum(c["seconds"] for c in components)
@@ -222,6 +253,7 @@ def evidence_costs(
         "proof_pass": proof_pass,
         "plan_sample": plan,
         "plan_seconds_per_2_32": plan_wall,
+        "recheck_cpu_seconds_per_2_32": recheck_cpu,
         "passes": passes,
         "components": components,
         "modelled_seconds": modelled,
