@@ -16,9 +16,12 @@ $(STAMP): constraints.txt pyproject.toml
 		-c constraints.txt -e '.[test,dev]'
 	touch $(STAMP)
 
-# Every test; ARGS goes on to pytest (make test ARGS="-x tests/evidence").
+# Every test, spread over one pytest-xdist worker per core (TEST_WORKERS=0: in this process);
+# ARGS goes on to pytest (make test ARGS="-x tests/evidence").
+TEST_WORKERS ?= auto
+
 test: $(STAMP)
-	$(BIN)/python -m pytest $(ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(ARGS)
 
 # The edit loop: no slow test, no test that starts processes (CLI runs, gate children,
 # worker pools, notebooks, compilers, Chromium), no 2^32 sweep. make test runs all of them.
@@ -43,7 +46,7 @@ FAST_ARGS := -m "not slow" \
 	--deselect=tests/refs/test_exact_float.py::test_exp_and_exp2_on_random_float32
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest $(FAST_ARGS) $(ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(FAST_ARGS) $(ARGS)
 
 # Every notebook, then the notebook-free proofs; prove exits 3 when G2 is only PENDING (no GPU).
 evidence: $(STAMP)

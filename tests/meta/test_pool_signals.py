@@ -27,6 +27,14 @@ def encode(x):
 """
 
 
+def _cmdline(p: psutil.Process) -> str:
+    """``p``'s command line, or '' once it has ended (gone, or a zombie not yet reaped)."""
+    try:
+        return " ".join(p.cmdline())
+    except psutil.Error:
+        return ""
+
+
 def _wait(predicate: object, proc: object, log: Path) -> None:
     deadline = time.monotonic() + HANG_GUARD_S
     while not predicate():  # type: ignore[operator]
@@ -62,7 +70,7 @@ def test_prove_workers_end_with_the_parent_and_the_run_is_filed(tmp_path: Path) 
     proc = start(["prove", "--results", str(results), "--quiet"], tmp_path, log)
 
     def workers() -> list[psutil.Process]:
-        return [p for p in tree(proc.pid) if "spawn_main" in " ".join(p.cmdline())]
+        return [p for p in tree(proc.pid) if "spawn_main" in _cmdline(p)]
 
     watched = [psutil.Process(proc.pid)]
     try:
@@ -76,6 +84,7 @@ def test_prove_workers_end_with_the_parent_and_the_run_is_filed(tmp_path: Path) 
     finally:
         for p in survivors(watched, grace=0):
             p.kill()
+        proc.wait(timeout=HANG_GUARD_S)  # reaped here, not warned about in a later test
 
 
 SLOW_QUANT = """\
