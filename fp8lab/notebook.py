@@ -25,7 +25,7 @@ from IPython.display import HTML, SVG, display
 from matplotlib.figure import Figure
 
 from fp8lab.evidence.figures import save_figure
-from fp8lab.evidence.run_dir import write_atomic
+from fp8lab.evidence.run_dir import STAGING, write_atomic
 from fp8lab.evidence.shown import summary_html, summary_rows, table_html
 from fp8lab.evidence.sidecar import write_sidecar
 
@@ -52,6 +52,9 @@ class NotebookOutput:
             scratch = Path(os.environ.get(SCRATCH_ENV, INTERACTIVE_ROOT))
             self.directory = scratch / f"{notebook}-{stamp}"
         self.directory.mkdir(parents=True, exist_ok=True)
+        staged = self.directory.parent.name == STAGING
+        # the results root of an evidence run (``<results>/.staging/<run>``); None otherwise
+        self.results_root: Path | None = self.directory.parents[1] if staged else None
         self.written: list[Path] = []
         if not run_dir:
             print(f"Interactive run: tables and figures go to {_shown(self.directory)}")

@@ -13,6 +13,7 @@ e3m2fn) the same way; it is a separate plan because of its cost (README,
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import Executor
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
@@ -21,6 +22,9 @@ from typing import Any
 
 from fp8lab.cluster import Cluster, ambient_cluster
 from fp8lab.evidence import EvidenceRun
+from fp8lab.evidence.manifest import scan_runs
+from fp8lab.evidence.provenance import code_hash, pins_hash
+from fp8lab.evidence.staleness import PROOFS, differs_for, published_run, run_freshness
 from fp8lab.exhaustive import ALL_PATTERNS, ExhaustiveRecord, default_workers, run_exhaustive
 from fp8lab.formats import FORMATS, FP8_FORMATS
 from fp8lab.gates import CUDA_GATE_CPU_KERNEL, GateStatus, run_g1, run_g2
@@ -28,7 +32,15 @@ from fp8lab.kernels import BUILTIN_KERNELS
 from fp8lab.parallel import worker_pool
 from fp8lab.progress import Progress
 
-__all__ = ["MX_PROOF_PLAN", "PLANS", "PROOF_PLAN", "Proof", "run_plan", "run_proofs"]
+__all__ = [
+    "MX_PROOF_PLAN",
+    "PLANS",
+    "PROOF_PLAN",
+    "Proof",
+    "published_plan_records",
+    "run_plan",
+    "run_proofs",
+]
 
 
 @dataclass(frozen=True)
@@ -177,3 +189,30 @@ def run_proofs(
         if failed:
             raise RuntimeError(f"failed: {', '.join(failed)}")
     return run
+
+
+def published_plan_records(results: Path) -> tuple[Path, list[ExhaustiveRecord]] | None:
+    """The records of the published ``fp8lab prove`` run under ``results``, if it is fresh.
+
+    ``make evidence`` runs ``fp8lab prove`` first; the codec atlas then shows
+    these records instead of running the same :data:`PROOF_PLAN` over all
+    2**32 patterns a second time. Only a run that ``fp8lab evidence --check``
+    would call fresh counts: complete, over all 2**32 patterns, made from the
+    current package and pins, its files matching its manifest, and of this plan.
+
+    Returns:
+        ``(run directory, records in plan order)``, or None when there is no
+        such run (then the caller runs the plan itself).
+    """
+    runs = [r for r in scan_runs(results) if not r.corrupt and r.manifest["kind"] == PROOFS]
+    run, _ = published_run(runs, differs_for(PROOFS, {}))
+    if run is None or run.manifest["params"].get("plan") != [p.slug for p in PROOF_PLAN]:
+        return None
+    inputs = {"code_hash": code_hash(), "pins_hash": pins_hash()}
+    if run_freshness(run, inputs)[0] != "fresh":
+        return None
+    records = []
+    for proof in PROOF_PLAN:
+        data = json.loads((run.directory / "exhaustive" / f"{proof.slug}.json").read_text())
+        records.append(ExhaustiveRecord(**data))
+    return run.directory, records

@@ -27,9 +27,10 @@ from typing import IO, Any
 from fp8lab.evidence.provenance import provenance
 from fp8lab.evidence.staging import claim, release
 
-__all__ = ["MANIFEST", "EvidenceRun", "write_atomic"]
+__all__ = ["MANIFEST", "STAGING", "EvidenceRun", "write_atomic"]
 
 MANIFEST = "manifest.json"
+STAGING = ".staging"  # <results>/.staging/<kind>-<run_id>/ while a run is being written
 _COUNTER = itertools.count()
 
 
@@ -93,7 +94,7 @@ class EvidenceRun:
         sha = git["short"] + ("-dirty" if git["dirty"] else "")
         stamp = self.started.strftime("%Y%m%dT%H%M%S%fZ")
         self.run_id = f"{stamp}-{sha}-p{params_hash(params)}-{os.getpid()}-{next(_COUNTER)}"
-        self.staging = self.results / ".staging" / f"{kind}-{self.run_id}"
+        self.staging = self.results / STAGING / f"{kind}-{self.run_id}"
         self.final: Path | None = None
         self.summary: dict[str, Any] = {}
         self.extra: dict[str, Any] = {}

@@ -21,7 +21,9 @@ from fp8lab.evidence.notebooks import (
     run_notebook,
 )
 from fp8lab.evidence.sidecar import from_hex_floats
+from fp8lab.exhaustive import ALL_PATTERNS
 from fp8lab.proofs import PROOF_PLAN
+from tests.evidence.test_published_proofs import proofs_run
 from tests.notebooks.conftest import write_notebook
 
 pytestmark = pytest.mark.slow
@@ -44,6 +46,21 @@ def test_codec_atlas_smoke_run_is_complete(tmp_path: Path) -> None:
     assert (done.directory / "report.html").stat().st_size < 5_000_000
     for name in manifest["files"]:
         assert (done.directory / name).is_file()
+
+
+def test_codec_atlas_at_defaults_shows_the_fresh_proofs_run_instead_of_proving(
+    tmp_path: Path,
+) -> None:
+    planted = proofs_run(tmp_path)  # make evidence runs fp8lab prove before the notebooks
+    done = run_notebook(NOTEBOOKS_DIR / "codec_atlas.ipynb", tmp_path)
+    manifest = json.loads((done.directory / "manifest.json").read_text())
+    assert manifest["status"] == "complete" and manifest["params"]["smoke"] is False
+    records = tables(done.directory, "exhaustive")
+    assert [r["examined"] for r in records] == [ALL_PATTERNS] * len(PROOF_PLAN)
+    walls = {from_hex_floats(r["wall_seconds"]) for r in records}  # type: ignore[arg-type]
+    assert walls == {1.5}  # the planted records, not proved again
+    summary = json.loads((done.directory / "tables" / "report_summary.json").read_text())
+    assert planted.name in json.dumps(summary)
 
 
 def test_two_runs_at_once_are_distinct_complete_and_render_identically(tmp_path: Path) -> None:
