@@ -24,7 +24,7 @@ import pytest
 from fp8lab.cli.main import main
 from fp8lab.codecs import decode, encode
 from fp8lab.gates import GateStatus, run_gq
-from fp8lab.schemes import NVFP4_RULES, Nvfp4Order
+from fp8lab.schemes import NVFP4_RULES, Nvfp4Inverse, Nvfp4Order
 from fp8lab.schemes.populations import NVFP4_FUSED_SPLIT_AMAX_BITS, NVFP4_SPLIT_AMAX_BITS
 from fp8lab.schemes.port import SCHEME_PORTS, nvfp4_block_scales, nvfp4_quant
 
@@ -180,6 +180,18 @@ def test_a_port_with_another_rules_block_formula_fails(
     assert result.status is GateStatus.FAIL and result.assertions_failed == failed
     moved = {k for k, v in result.mismatches_by_class.items() if v}
     assert "nvfp4-fused-split" in moved and moved <= DESIGNED
+
+
+@pytest.mark.parametrize("rule", ["te-nvfp4-reciprocal", "te-nvfp4-fused"])
+def test_a_port_with_the_other_element_multiplier_fails(rule: str) -> None:
+    """S_enc / d for fminf(1 / (d * S_dec), FLT_MAX) or back: zero blocks and rounding move."""
+    true = NVFP4_RULES[rule]
+    other = next(i for i in Nvfp4Inverse if i is not true.inverse)
+    planted = dataclasses.replace(true, inverse=other)
+    kernel = partial(nvfp4_quant, rule=planted)
+    result = run_gq(kernel, scheme="nvfp4", rule=rule, input_dtypes=["float32"])
+    assert result.status is GateStatus.FAIL and result.assertions_failed >= 3
+    assert {"zero", "subnormal"} <= {k for k, v in result.mismatches_by_class.items() if v}
 
 
 def test_the_fused_split_amaxes_split_and_their_neighbours_do_not() -> None:
