@@ -90,7 +90,7 @@ def test_sweep_verdicts_match_the_exact_reference(pair: str) -> None:
 @pytest.mark.parametrize("pair", NVFP4_PAIRS)
 def test_nvfp4_verdicts_match_the_exact_reference_at_s_enc_2688(pair: str) -> None:
     """Global amax 1.0: S_enc = 2688, where reciprocal and fused are two expressions."""
-    samples = _samples(2)
+    samples = _samples(2)[::3]  # a third of them: the S_enc = 1 test above takes them all
     split_amax = list(NVFP4_FUSED_SPLIT_AMAX_BITS[2688.0][:6])  # reciprocal and fused split
     splits = 0
     for p in [*samples, *split_amax]:
