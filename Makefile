@@ -27,7 +27,6 @@ FAST_ARGS := -m "not slow" \
 	--ignore=tests/test_cluster.py --ignore=tests/test_cli.py --ignore=tests/chains/test_cli_gf.py \
 	--ignore=tests/evidence/test_render_chromium.py --ignore=tests/gemm/order/test_numpy_order.py \
 	--ignore=tests/gemm/test_bench.py \
-	--deselect=tests/schemes/test_amax_sweep.py::test_sweep_verdicts_match_the_exact_reference \
 	--deselect=tests/gates/test_g3.py::test_cli_g3_with_a_callable_all_gates_and_json \
 	--deselect=tests/gates/test_gq.py::test_the_port_passes_gq_and_the_record_counts_it \
 	--deselect=tests/mutants/test_harness.py::test_mutate_cli_json_has_the_fixed_fields \

@@ -17,10 +17,17 @@ dies is handled by the scheduler: it reruns the worker's tasks elsewhere and
 gives up on a task after ``distributed.scheduler.allowed-failures`` deaths,
 which :func:`fp8lab.parallel.run_tasks` reports as
 :class:`fp8lab.parallel.WorkerLostError`.
+
+``$FP8LAB_SCHEDULER`` (:data:`SCHEDULER_ENV`) names a scheduler for code that is
+given no executor, e.g. a notebook's sweeps: ``fp8lab evidence --scheduler`` /
+``--dask-local N`` sets it for the notebook kernels it starts, and
+:func:`ambient_cluster` connects to it once per process.
 """
 
 from __future__ import annotations
 
+import atexit
+import os
 import re
 from collections.abc import Iterator
 from concurrent.futures import Executor
@@ -28,10 +35,19 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["RETRIES", "SCHEDULER_PATTERN", "Cluster", "ClusterError", "open_cluster"]
+__all__ = [
+    "RETRIES",
+    "SCHEDULER_ENV",
+    "SCHEDULER_PATTERN",
+    "Cluster",
+    "ClusterError",
+    "ambient_cluster",
+    "open_cluster",
+]
 
 RETRIES = 1
 WAIT_FOR_WORKERS_S = 30.0
+SCHEDULER_ENV = "FP8LAB_SCHEDULER"
 SCHEDULER_PATTERN = re.compile(r"^(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
 
 
@@ -41,11 +57,12 @@ class ClusterError(RuntimeError):
 
 @dataclass(frozen=True)
 class Cluster:
-    """An open cluster: its executor, its workers when opened, and a name for records."""
+    """An open cluster: its executor, its workers when opened, a name for records, its address."""
 
     executor: Executor
     workers: int
     engine: str
+    address: str = ""
 
 
 def _import_distributed() -> Any:
@@ -102,4 +119,40 @@ def open_cluster(scheduler: str | None = None, local: int | None = None) -> Iter
                 f"no dask worker joined {engine} within {WAIT_FOR_WORKERS_S:.0f} s"
             ) from None
         workers = len(client.scheduler_info(n_workers=-1)["workers"])
-        yield Cluster(client.get_executor(pure=True, retries=RETRIES), workers, engine)
+        address = str(client.scheduler.address)
+        yield Cluster(client.get_executor(pure=True, retries=RETRIES), workers, engine, address)
+
+
+_AMBIENT: dict[str, tuple[Cluster, ExitStack]] = {}
+
+
+def _close_ambient() -> None:
+    """Close every connection :func:`ambient_cluster` opened (at exit; tests call it too)."""
+    while _AMBIENT:
+        _, stack = _AMBIENT.popitem()[1]
+        stack.close()
+
+
+atexit.register(_close_ambient)
+
+
+def ambient_cluster() -> Cluster | None:
+    """The cluster ``$FP8LAB_SCHEDULER`` names, connected once per process; None when unset.
+
+    Functions that would start their own pool of one process per core (no
+    executor, no worker count given) run their chunks here instead. The
+    connection closes when the process exits.
+
+    Raises:
+        ClusterError: if the variable is not ``tcp://HOST:PORT``, dask is
+            missing, or the scheduler cannot be reached: never a silent local run.
+    """
+    address = os.environ.get(SCHEDULER_ENV, "")
+    if not address:
+        return None
+    if address not in _AMBIENT:
+        if not SCHEDULER_PATTERN.match(address):
+            raise ClusterError(f"${SCHEDULER_ENV} wants tcp://HOST:PORT, got {address!r}")
+        stack = ExitStack()
+        _AMBIENT[address] = (stack.enter_context(open_cluster(scheduler=address)), stack)
+    return _AMBIENT[address][0]

@@ -2,8 +2,12 @@
 
 A notebook makes one :class:`NotebookOutput` from its ``run_dir`` parameter.
 Under ``fp8lab evidence`` that is the run's staging directory; empty means an
-interactive run, which writes to ``results/.scratch/<notebook>-<utc>/`` (or
-under ``$FP8LAB_SCRATCH``) and prints where.
+interactive run, which writes to ``notebooks/runs/<notebook>-<utc>/`` (inside
+``make lab``'s root, so JupyterLab can open it; git ignores it), or under
+``$FP8LAB_SCRATCH`` when that is set, and prints where.
+
+Tables are shown as HTML, long ones folded, and :meth:`NotebookOutput.summary`
+shows the summary the report opens with (:mod:`fp8lab.evidence.shown`).
 """
 
 from __future__ import annotations
@@ -11,24 +15,25 @@ from __future__ import annotations
 import datetime as dt
 import io
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, is_dataclass
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from IPython.display import SVG, Markdown, display
+from IPython.display import HTML, SVG, display
 from matplotlib.figure import Figure
 
 from fp8lab.evidence.figures import save_figure
 from fp8lab.evidence.run_dir import write_atomic
+from fp8lab.evidence.shown import summary_html, summary_rows, table_html
 from fp8lab.evidence.sidecar import write_sidecar
 
 __all__ = ["NotebookOutput"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SCRATCH_ENV = "FP8LAB_SCRATCH"
+INTERACTIVE_ROOT = REPO_ROOT / "notebooks" / "runs"  # inside `make lab`'s root; git ignores it
 
 
 class NotebookOutput:
@@ -44,7 +49,7 @@ class NotebookOutput:
             self.directory = Path(run_dir)
         else:
             stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
-            scratch = Path(os.environ.get(SCRATCH_ENV, REPO_ROOT / "results" / ".scratch"))
+            scratch = Path(os.environ.get(SCRATCH_ENV, INTERACTIVE_ROOT))
             self.directory = scratch / f"{notebook}-{stamp}"
         self.directory.mkdir(parents=True, exist_ok=True)
         self.written: list[Path] = []
@@ -64,9 +69,28 @@ class NotebookOutput:
             asdict(r) if is_dataclass(r) and not isinstance(r, type) else dict(r) for r in rows
         ]
         shown = list(columns) or (list(dicts[0]) if dicts else [])
-        lines = ["| " + " | ".join(shown) + " |", "|" + "---|" * len(shown)]
-        lines += ["| " + " | ".join(_cell(d.get(c)) for c in shown) + " |" for d in dicts]
-        display(Markdown(f"**{name}** ({len(dicts)} rows)\n\n" + "\n".join(lines)))
+        display(HTML(table_html(name, shown, dicts)))
+
+    def summary(
+        self,
+        verdicts: Mapping[str, Any],
+        numbers: Mapping[str, Any],
+        parameters: Mapping[str, Any],
+    ) -> None:
+        """Write ``tables/report_summary.json`` and show the summary the report opens with.
+
+        Call it from a cell tagged ``report-summary`` (the report renderer moves
+        that cell to the top), with values computed from this run's records.
+
+        Args:
+            verdicts: name -> status (``PASS``, ``FAIL``, ``PENDING``, or a sentence
+                that starts with one, such as ``FAIL (expected: negative control)``).
+            numbers: name -> the key numbers (counts are shown with separators).
+            parameters: the run's parameters.
+        """
+        rows = summary_rows(verdicts, numbers, parameters)
+        self.written.append(write_sidecar(self.directory / "tables", "report_summary", rows))
+        display(HTML(summary_html(rows)))
 
     def arrays(self, name: str, **arrays: np.ndarray) -> None:
         """Write ``arrays/<name>.npz`` (compressed) for data too large for a table."""
@@ -90,15 +114,3 @@ def _shown(directory: Path) -> str:
     except ValueError:  # another drive (Windows)
         return str(absolute)
     return f"{absolute} ({relative} from here)"
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, Enum):
-        return str(value.value)
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, dict):
-        return ", ".join(f"{k}: {v}" for k, v in value.items() if v)
-    if isinstance(value, list | tuple):
-        return ", ".join(_cell(v) for v in value)
-    return str(value).replace("|", "\\|")  # a bare pipe would end the Markdown cell

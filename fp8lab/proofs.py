@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from fp8lab.cluster import Cluster
+from fp8lab.cluster import Cluster, ambient_cluster
 from fp8lab.evidence import EvidenceRun
 from fp8lab.exhaustive import ALL_PATTERNS, ExhaustiveRecord, default_workers, run_exhaustive
 from fp8lab.formats import FORMATS, FP8_FORMATS
@@ -93,6 +93,7 @@ def run_plan(
         cluster: run the chunks on this dask cluster (:mod:`fp8lab.cluster`)
             instead of a local process pool.
     """
+    cluster = cluster or ambient_cluster()
     workers = cluster.workers if cluster else default_workers()
     engine = cluster.engine if cluster else "processes"
     with ExitStack() as stack:

@@ -8,8 +8,10 @@
 // It reads DIR/bundle.txt (no JSON library): a header line "SCHEMA GATE N", then one
 // case per line. G1: "scale_hex input_dtype count input output name...", and it calls
 // fp8lab_quant. G3: "m n k a b s_in_hex s_w_hex out_dtype output name...", and it calls
-// fp8lab_matmul. Both come from fp8lab/abi/fp8lab_kernel.h; link the one your gate needs
-// (the other is a weak reference). A kernel error (non-zero return) writes no output for
+// fp8lab_matmul. GQ (header "SCHEMA GQ N SCHEME RULE"): "input_dtype m k global_amax_hex
+// input codes scales scales_dtype scales_count name...", and it calls fp8lab_scheme_quant,
+// or fp8lab_nvfp4_quant when global_amax_hex is not "-". All come from
+// fp8lab/abi/fp8lab_kernel.h; link the one your gate needs (the others are weak references). A kernel error (non-zero return) writes no output for
 // that case, so the gate FAILs it as missing; the runner then exits 1.
 #include "fp8lab_kernel.h"
 
@@ -25,6 +27,8 @@
 
 #pragma weak fp8lab_quant
 #pragma weak fp8lab_matmul
+#pragma weak fp8lab_scheme_quant
+#pragma weak fp8lab_nvfp4_quant
 
 namespace {
 
@@ -100,6 +104,42 @@ bool run_g3(const std::string &dir, std::istringstream &fields) {
     return write_file(dir + "/" + output, out.data(), out.size());
 }
 
+// One GQ case; returns false (and says why) if it wrote no output.
+bool run_gq(const std::string &dir, std::istringstream &fields) {
+    int64_t m = 0, k = 0, n_scales = 0;
+    std::string dtype, global_hex, input, codes_path, scales_path, scales_dtype;
+    fields >> dtype >> m >> k >> global_hex >> input >> codes_path >> scales_path >>
+        scales_dtype >> n_scales;
+    const std::string name = rest_of_line(fields);
+    const int32_t x_dtype = dtype == "bfloat16" ? FP8LAB_X_BFLOAT16 : FP8LAB_X_FLOAT32;
+    const size_t width = x_dtype == FP8LAB_X_BFLOAT16 ? 2 : 4;
+    std::vector<unsigned char> x;
+    if (!read_file(dir + "/" + input, x, static_cast<size_t>(m * k) * width)) {
+        std::cerr << "case " << name << ": cannot read " << m << "x" << k << " from " << input
+                  << "\n";
+        return false;
+    }
+    std::vector<uint8_t> codes(static_cast<size_t>(m * k));
+    std::vector<unsigned char> scales(static_cast<size_t>(n_scales) *
+                                      (scales_dtype == "float32" ? 4 : 1));
+    const bool nvfp4 = global_hex != "-";
+    if (nvfp4 ? !fp8lab_nvfp4_quant : !fp8lab_scheme_quant) {
+        std::cerr << "case " << name << ": link "
+                  << (nvfp4 ? "fp8lab_nvfp4_quant" : "fp8lab_scheme_quant") << "\n";
+        return false;
+    }
+    const int32_t rc =
+        nvfp4 ? fp8lab_nvfp4_quant(x.data(), x_dtype, m, k, from_hex(global_hex), codes.data(),
+                                   scales.data())
+              : fp8lab_scheme_quant(x.data(), x_dtype, m, k, codes.data(), scales.data());
+    if (rc != 0) {
+        std::cerr << "case " << name << ": the kernel returned " << rc << "\n";
+        return false;
+    }
+    return write_file(dir + "/" + codes_path, codes.data(), codes.size()) &&
+           write_file(dir + "/" + scales_path, scales.data(), scales.size());
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -116,6 +156,10 @@ int main(int argc, char **argv) {
         std::cerr << "run_bundle: " << dir << "/bundle.txt is not an fp8lab.bundle/1 sidecar\n";
         return 2;
     }
+    if (gate != "G1" && gate != "G3" && gate != "GQ") {
+        std::cerr << "run_bundle: unknown gate " << gate << " in " << dir << "/bundle.txt\n";
+        return 2;
+    }
     if ((gate == "G1" && !fp8lab_quant) || (gate == "G3" && !fp8lab_matmul)) {
         std::cerr << "run_bundle: a " << gate << " bundle needs "
                   << (gate == "G1" ? "fp8lab_quant" : "fp8lab_matmul") << "; link a kernel\n";
@@ -124,7 +168,9 @@ int main(int argc, char **argv) {
     long done = 0, failed = 0;
     while (std::getline(sidecar, line)) {
         std::istringstream fields(line);
-        const bool ok = gate == "G1" ? run_g1(dir, fields) : run_g3(dir, fields);
+        const bool ok = gate == "G1"   ? run_g1(dir, fields)
+                        : gate == "G3" ? run_g3(dir, fields)
+                                       : run_gq(dir, fields);
         done += 1;
         failed += !ok;
     }

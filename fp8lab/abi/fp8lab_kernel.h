@@ -2,7 +2,7 @@
  *
  * fp8lab loads a library with ctypes and looks a symbol up by the name the
  * user gives (`--kernel path/libx.so:symbol`); the gate fixes the signature.
- * Both functions return 0 on success; any other value is a kernel error that
+ * Every function returns 0 on success; any other value is a kernel error that
  * fails the case with that value as its reason. Arrays are contiguous,
  * little-endian, and owned by the caller; a kernel must not keep pointers.
  */
@@ -40,6 +40,33 @@ typedef int32_t (*fp8lab_matmul_fn)(const uint8_t *a, const uint8_t *b, int64_t 
                                     void *out);
 int32_t fp8lab_matmul(const uint8_t *a, const uint8_t *b, int64_t m, int64_t n, int64_t k,
                       float s_in, float s_w, int32_t out_dtype, void *out);
+
+/* Scheme quant for gate GQ (added in version 1; the two functions above are
+ * unchanged). x is [m,k] row-major (K contiguous) of x_dtype. Write m*k codes
+ * to `codes` (row-major) and the scales to `scales`, laid out by the scheme
+ * the gate names with --scheme (the library does not learn it):
+ *   per-tensor  float32 [1]
+ *   per-token   float32 [m]
+ *   per-group   float32 [m, k/128]
+ *   mxfp8       uint8   [m, k/32]  e8m0 bytes
+ * e4m3fn codes for these four. The kernel computes the scales itself (dynamic
+ * quant). Every output element must be written: fp8lab calls twice with the
+ * outputs pre-filled with different bytes and fails the case if they differ.
+ * Returns 0 on success. */
+typedef int32_t (*fp8lab_scheme_quant_fn)(const void *x, int32_t x_dtype, int64_t m, int64_t k,
+                                          uint8_t *codes, void *scales);
+int32_t fp8lab_scheme_quant(const void *x, int32_t x_dtype, int64_t m, int64_t k,
+                            uint8_t *codes, void *scales);
+
+/* NVFP4 for gate GQ (--scheme nvfp4): as fp8lab_scheme_quant, plus the
+ * tensor's global amax (GQ's `global_scale`, from which TransformerEngine
+ * derives S_enc = 448*6 / global_amax). codes: m*k e2m1fn codes, one per byte
+ * in the low nibble (high nibble 0); scales: uint8 [m, k/16] e4m3fn bytes.
+ * Returns 0 on success. */
+typedef int32_t (*fp8lab_nvfp4_quant_fn)(const void *x, int32_t x_dtype, int64_t m, int64_t k,
+                                         float global_amax, uint8_t *codes, uint8_t *scales);
+int32_t fp8lab_nvfp4_quant(const void *x, int32_t x_dtype, int64_t m, int64_t k,
+                           float global_amax, uint8_t *codes, uint8_t *scales);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-"""The cases of a bundle: exactly the kernel calls G1 and G3 make, with their inputs.
+"""The cases of a bundle: exactly the kernel calls G1, G3 and GQ make, with their inputs.
 
 A bundle (schema ``fp8lab.bundle/1``, README "Dumped outputs") lists one case
 per kernel call of the gate, in the gate's order. G1: every scale x input
@@ -11,7 +11,8 @@ does, then the five NaN placements of the nan-propagation case.
 
 ``population_sha256`` is the sha256 over, for each case in order, its
 canonical JSON (keys sorted, no spaces) and a newline, then the raw bytes of
-its inputs (G1 ``input``; G3 ``a`` then ``b``).
+its inputs (G1 ``input``; G3 ``a`` then ``b``). GQ's cases are
+:mod:`fp8lab.bundle.gq`'s; its hash starts with the line ``scheme rule``.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ __all__ = [
 ]
 
 SCHEMA = "fp8lab.bundle/1"
-BUNDLE_GATES = ("G1", "G3")
+BUNDLE_GATES = ("G1", "G3", "GQ")
 _INPUT = {"float32": (np.dtype(np.float32), "f32"), "bfloat16": (ml_dtypes.bfloat16, "bf16")}
 OUT_DTYPES = {"f32": "float32", "bf16": "bfloat16"}  # G3's names -> the bundle's
 _OUT_EXT = {"float32": "f32", "bfloat16": "bf16"}
@@ -131,22 +132,31 @@ def _g3() -> list[BundleCase]:
     return cases
 
 
-def bundle_cases(gate: str) -> list[BundleCase]:
-    """This version's cases of ``gate`` ("G1" or "G3"), in the gate's order.
+def bundle_cases(gate: str, scheme: str | None = None, rule: str | None = None) -> list[BundleCase]:
+    """This version's cases of ``gate`` (GQ: for ``scheme`` under ``rule``), in the gate's order.
 
     Raises:
-        ValueError: for another gate.
+        ValueError: for another gate, or GQ without a valid scheme and rule.
     """
     if gate == "G1":
         return _g1()
     if gate == "G3":
         return _g3()
-    raise ValueError(f"bundles hold {' or '.join(BUNDLE_GATES)}, not {gate!r}")
+    if gate == "GQ":
+        from fp8lab.bundle.gq import gq_bundle_cases
+
+        if scheme is None or rule is None:
+            raise ValueError("a GQ bundle is for one scheme and rule: name both")
+        return gq_bundle_cases(scheme, rule)
+    raise ValueError(f"bundles hold {', '.join(BUNDLE_GATES)}, not {gate!r}")
 
 
-def population_sha256(cases: list[BundleCase]) -> str:
-    """sha256 over each case's canonical JSON line and the bytes of its inputs."""
-    digest = hashlib.sha256()
+def population_sha256(cases: list[BundleCase], head: str = "") -> str:
+    """sha256 over ``head``, then each case's canonical JSON line and its input bytes.
+
+    ``head`` is empty for G1 and G3, the line ``scheme rule`` for GQ.
+    """
+    digest = hashlib.sha256(head.encode())
     for case in cases:
         digest.update(json.dumps(case.entry, sort_keys=True, separators=(",", ":")).encode())
         digest.update(b"\n")

@@ -18,7 +18,7 @@ from typing import Any
 
 from fp8lab.bundle.cases import SCHEMA, BundleCase, bundle_cases, f32_hex, population_sha256
 
-__all__ = ["BundleExistsError", "bundle_document", "sidecar_text", "write_bundle"]
+__all__ = ["BundleExistsError", "bundle_document", "gq_head", "sidecar_text", "write_bundle"]
 
 
 class BundleExistsError(FileExistsError):
@@ -32,18 +32,31 @@ def _version() -> str:
         return "unknown"
 
 
-def bundle_document(gate: str, cases: list[BundleCase]) -> dict[str, Any]:
-    """The ``bundle.json`` content for ``cases`` of ``gate``."""
+def bundle_document(
+    gate: str, cases: list[BundleCase], scheme: str | None = None, rule: str | None = None
+) -> dict[str, Any]:
+    """The ``bundle.json`` content for ``cases`` of ``gate`` (GQ: with its scheme and rule)."""
+    named = {"scheme": scheme, "rule": rule} if gate == "GQ" else {}
     return {
         "schema": SCHEMA,
         "gate": gate,
+        **named,
         "fp8lab_version": _version(),
-        "population_sha256": population_sha256(cases),
+        "population_sha256": population_sha256(cases, gq_head(scheme, rule) if named else ""),
         "cases": [c.entry for c in cases],
     }
 
 
+def gq_head(scheme: str | None, rule: str | None) -> str:
+    """The line a GQ bundle's population sha256 starts with."""
+    return f"{scheme} {rule}\n"
+
+
 def _sidecar_line(entry: dict[str, Any]) -> str:
+    if "codes" in entry:
+        from fp8lab.bundle.gq import gq_sidecar_line
+
+        return gq_sidecar_line(entry)
     if "scale_hex" in entry:
         fields = [entry[f] for f in ("scale_hex", "input_dtype", "count", "input", "output")]
     else:
@@ -57,25 +70,34 @@ def sidecar_text(document: dict[str, Any]) -> str:
     """``bundle.txt``: a header line ``SCHEMA GATE N``, then one line per case.
 
     G1: ``scale_hex input_dtype count input output name``; G3: ``m n k a b
-    s_in_hex s_w_hex out_dtype output name``. The name is the rest of the line.
+    s_in_hex s_w_hex out_dtype output name``; GQ: ``input_dtype m k
+    global_amax_hex input codes scales scales_dtype scales_count name`` (``-``
+    for no global amax), its header ``SCHEMA GQ N SCHEME RULE``. The name is the rest of the line.
     """
     cases = document["cases"]
     head = f"{document['schema']} {document['gate']} {len(cases)}"
+    if document["gate"] == "GQ":
+        head += f" {document['scheme']} {document['rule']}"
     return "\n".join([head, *(_sidecar_line(c) for c in cases)]) + "\n"
 
 
-def write_bundle(gate: str, out: Path) -> dict[str, Any]:
-    """Export ``gate``'s cases into the new directory ``out``; return the document.
+def write_bundle(
+    gate: str, out: Path, scheme: str | None = None, rule: str | None = None
+) -> dict[str, Any]:
+    """Export ``gate``'s cases (GQ: for ``scheme`` under ``rule``) into the new directory ``out``.
+
+    Returns:
+        The bundle.json document.
 
     Raises:
         BundleExistsError: if ``out`` exists and is not an empty directory.
-        ValueError: for a gate that has no bundle.
+        ValueError: for a gate that has no bundle, or GQ without a valid scheme and rule.
         OSError: if the directory cannot be written.
     """
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise BundleExistsError(f"{out} exists and is not empty; a bundle is never overwritten")
-    cases = bundle_cases(gate)
-    document = bundle_document(gate, cases)
+    cases = bundle_cases(gate, scheme, rule)
+    document = bundle_document(gate, cases, scheme, rule)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
     try:

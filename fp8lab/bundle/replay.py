@@ -32,6 +32,7 @@ from fp8lab.bundle.cases import (
     population_sha256,
     sha256,
 )
+from fp8lab.bundle.export import gq_head
 from fp8lab.gemm.protocol import VLLM_CPP_SPEC
 from fp8lab.kernels.nan_policy import DEFAULT_NAN_POLICY, NAN_POLICIES
 
@@ -179,17 +180,19 @@ def _read_document(root: Path) -> dict[str, Any]:
     return document
 
 
-def load_bundle(
-    root: Path, gate: str, nan_policy: str = DEFAULT_NAN_POLICY
-) -> BundleQuantKernel | BundleMatmulKernel:
-    """The kernel that serves ``root``'s outputs to ``gate`` ("G1" or "G3").
+def load_bundle(root: Path, gate: str, nan_policy: str = DEFAULT_NAN_POLICY) -> Any:
+    """The kernel that serves ``root``'s outputs to ``gate`` ("G1", "G3" or "GQ").
+
+    GQ: a :class:`~fp8lab.bundle.gq.BundleSchemeKernel` for the bundle's scheme
+    and rule; a case list that is empty (population sha256 still this
+    version's) is loaded with no cases, so GQ examines nothing and FAILs.
 
     Raises:
         BundleError: for an unknown NaN policy or schema, another gate, a population or case
             list this version does not generate, or no readable bundle.json.
     """
     if gate not in BUNDLE_GATES:
-        raise BundleError(f"bundles hold {' or '.join(BUNDLE_GATES)}, not {gate}")
+        raise BundleError(f"bundles hold {', '.join(BUNDLE_GATES)}, not {gate}")
     if nan_policy not in NAN_POLICIES:
         known = ", ".join(NAN_POLICIES)
         raise BundleError(f"unknown NaN policy {nan_policy!r}; use one of {known}")
@@ -198,14 +201,30 @@ def load_bundle(
         raise BundleError(f"unknown bundle schema {document.get('schema')!r}; this reads {SCHEMA}")
     if document.get("gate") != gate:
         raise BundleError(f"{root} is a bundle of {document.get('gate')!r}, not {gate}")
-    cases = bundle_cases(gate)
-    ours = population_sha256(cases)
+    head = ""
+    if gate == "GQ":
+        scheme, rule = document.get("scheme"), document.get("rule")
+        try:
+            cases = bundle_cases(gate, str(scheme), str(rule))
+        except ValueError as exc:
+            raise BundleError(f"{root}: scheme {scheme!r}, rule {rule!r}: {exc}") from None
+        head = gq_head(scheme, rule)
+    else:
+        cases = bundle_cases(gate)
+    ours = population_sha256(cases, head)
     if document.get("population_sha256") != ours:
         raise BundleError(
             f"{root} holds another population (sha256 {document.get('population_sha256')!r}, "
             f"exported by fp8lab {document.get('fp8lab_version')!r}); this version's is "
             f"{ours[:12]}...: export again and rerun the kernel"
         )
+    if gate == "GQ":
+        from fp8lab.bundle.gq import BundleSchemeKernel
+
+        held = cases if document.get("cases") != [] else []
+        if held and document.get("cases") != [c.entry for c in cases]:
+            raise BundleError(f"{root}/bundle.json cases differ from its population; export again")
+        return BundleSchemeKernel(f"bundle:{root}", root, str(scheme), str(rule), held)
     if document.get("cases") != [c.entry for c in cases]:
         raise BundleError(f"{root}/bundle.json cases differ from its population; export again")
     bundle = _Bundle(root, cases)

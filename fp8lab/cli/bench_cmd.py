@@ -1,4 +1,7 @@
-"""``fp8lab bench``: encoder throughput as ratios from one run; ``--brute`` adds brute force."""
+"""``fp8lab bench``: encoder throughput as ratios from one run.
+
+``--brute`` adds brute force; ``--all`` every figure of issue 13 §2 (:mod:`fp8lab.bench_all`).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import argparse
 from dataclasses import asdict
 from typing import Any
 
-from fp8lab.cli.argtypes import positive_int_arg
+from fp8lab.cli.argtypes import positive_int_arg, stop_arg, workers_arg
 from fp8lab.cli.common import CliError, write_json_output
 
 __all__ = ["add_parser", "run"]
@@ -40,12 +43,52 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument(
         "--brute-scale", type=float, default=0.9, help="scale of the --brute figure (default 0.9)"
     )
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="every figure of issue 13 §2 as ratios from one run: brute force, encoders "
+        "against ml_dtypes/torch/copy ceiling, --help against the interpreter start, and the "
+        "components of make evidence and make test (minutes at the default sizes)",
+    )
+    p.add_argument(
+        "--stop",
+        type=stop_arg,
+        default=None,
+        help="with --all: patterns of the brute-force and proof-pass figures, from 0 "
+        "(default 2**32); figures per 2**32 are scaled",
+    )
+    p.add_argument(
+        "--sample",
+        type=stop_arg,
+        default=None,
+        help="with --all: patterns per proof of the plan sample (default 2**24)",
+    )
+    p.add_argument(
+        "--no-startup",
+        dest="startup",
+        action="store_false",
+        help="with --all: leave out the notebook kernel, LocalCluster and test collection times",
+    )
+    p.add_argument(
+        "--workers",
+        type=workers_arg,
+        default=None,
+        help="with --all: processes (threads for the fused engine) of the brute-force and "
+        "proof-pass figures (default one per core)",
+    )
+    p.add_argument(
+        "--results", default="results", help="with --all: published runs to read (default results)"
+    )
     p.add_argument("--json", "--out", dest="json", help="write the rows here ('-' for stdout)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print one row per encoder."""
+    if args.all:
+        return _run_all(args)
+    if args.stop is not None or args.sample is not None or not args.startup or args.workers:
+        raise CliError("--stop, --sample, --workers and --no-startup go with --all")
     from fp8lab.bench import rows_to_dicts, run_bench
 
     rows = run_bench(args.n, args.repeats, args.seed)
@@ -75,3 +118,33 @@ def run(args: argparse.Namespace) -> int:
             return 1
     write_json_output(args.json, payload)
     return 0
+
+
+def _run_all(args: argparse.Namespace) -> int:
+    """Every figure of issue 13 §2; exit 1 if the brute-force engines disagree."""
+    if args.brute:
+        raise CliError("--all includes --brute")
+    from pathlib import Path
+
+    from fp8lab.bench_all import bench_all, summary_lines
+    from fp8lab.exhaustive import ALL_PATTERNS
+
+    stop = ALL_PATTERNS if args.stop is None else args.stop
+    try:
+        payload = bench_all(
+            stop=stop,
+            sample=1 << 24 if args.sample is None else args.sample,
+            n=args.n,
+            repeats=args.repeats,
+            seed=args.seed,
+            scale=args.brute_scale,
+            startup=args.startup,
+            results=Path(args.results),
+            workers=args.workers,
+        )
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    for line in summary_lines(payload):
+        print(line, flush=True)
+    write_json_output(args.json, payload)
+    return 0 if payload["brute"]["records_equal"] else 1

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +14,10 @@ import yaml
 
 from fp8lab.cli.argtypes import check_writable_dir, positive_float_arg
 from fp8lab.cli.common import CliError
+from fp8lab.cli.engine import add_engine_args, open_engine
 from fp8lab.cli.names import DEFAULT_NOTEBOOK_TIMEOUT as DEFAULT_TIMEOUT
 from fp8lab.cli.names import NOTEBOOKS_DIR
+from fp8lab.cluster import SCHEDULER_ENV
 from fp8lab.exit_codes import EXIT_CODES
 
 __all__ = ["add_parser", "run"]
@@ -62,6 +67,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="run nothing; report whether each published run (notebooks and proofs) is "
         "fresh, stale, missing, non-default or corrupt",
     )
+    add_engine_args(p)
     p.set_defaults(run=run)
 
 
@@ -112,11 +118,33 @@ def _check(results: Path, notebooks: dict[str, Path], proofs: bool) -> int:
     return EXIT_CODES["pass"] if fresh and rows else EXIT_CODES["fail"]
 
 
+@contextmanager
+def _notebook_engine(args: argparse.Namespace) -> Iterator[str]:
+    """Open the cluster the flags ask for, once, and name it to the notebook kernels.
+
+    The kernels inherit ``$FP8LAB_SCHEDULER``; their sweeps and proofs that
+    would start a local pool run their chunks on that scheduler's workers
+    (:func:`fp8lab.cluster.ambient_cluster`). Yields the engine's name.
+    """
+    with open_engine(args) as cluster:
+        if cluster is None:
+            yield "local processes"
+            return
+        before = os.environ.get(SCHEDULER_ENV)
+        os.environ[SCHEDULER_ENV] = cluster.address
+        try:
+            yield f"{cluster.engine} ({cluster.workers} workers)"
+        finally:
+            if before is None:
+                os.environ.pop(SCHEDULER_ENV, None)
+            else:
+                os.environ[SCHEDULER_ENV] = before
+
+
 def run(args: argparse.Namespace) -> int:
     """Run every selected notebook in order, even after a failure; report each."""
     # papermill and nbconvert load here, not to build the parser.
-    from fp8lab.evidence import notebooks as runner
-    from fp8lab.evidence.notebooks import NotebookRunError, discover, validate_parameters
+    from fp8lab.evidence.notebooks import discover, validate_parameters
     from fp8lab.evidence.staging import recover_orphans
     from fp8lab.evidence.staleness import PROOFS
 
@@ -128,6 +156,8 @@ def run(args: argparse.Namespace) -> int:
         hint = " (proofs are made by fp8lab prove)" if PROOFS in unknown else ""
         raise CliError(f"unknown or no notebooks {unknown}; available: {sorted(available)}{hint}")
     results = Path(args.results)
+    if args.check and (args.scheduler or args.dask_local):
+        raise CliError("--check runs nothing: --scheduler and --dask-local have nothing to run")
     if args.check:
         chosen = {n: available[n] for n in names if n != PROOFS}
         return _check(results, chosen, PROOFS in names)
@@ -142,6 +172,26 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(str(exc)) from None
     for filed in recover_orphans(results):
         print(f"orphaned run (its runner was killed) filed as failed: {filed}", file=sys.stderr)
+    with _notebook_engine(args) as engine:
+        print(f"sweeps and proofs run on {engine}", flush=True)
+        failed = _run_all(args, names, available, results, overrides)
+    print(f"{len(names) - len(failed)} of {len(names)} complete", end="")
+    print(f"; failed: {', '.join(failed)}" if failed else "")
+    print(f"index: {results / 'index.html'}")
+    return EXIT_CODES["fail"] if failed else EXIT_CODES["pass"]
+
+
+def _run_all(
+    args: argparse.Namespace,
+    names: list[str],
+    available: dict[str, Path],
+    results: Path,
+    overrides: dict[str, dict[str, Any]],
+) -> list[str]:
+    """Run each notebook in order, even after a failure; the names that failed."""
+    from fp8lab.evidence import notebooks as runner
+    from fp8lab.evidence.notebooks import NotebookRunError
+
     failed = []
     for i, name in enumerate(names, 1):
         print(f"[{i}/{len(names)}] {name}: running", flush=True)
@@ -162,7 +212,4 @@ def run(args: argparse.Namespace) -> int:
             f"{done.directory / 'report.html'}",
             flush=True,
         )
-    print(f"{len(names) - len(failed)} of {len(names)} complete", end="")
-    print(f"; failed: {', '.join(failed)}" if failed else "")
-    print(f"index: {results / 'index.html'}")
-    return EXIT_CODES["fail"] if failed else EXIT_CODES["pass"]
+    return failed

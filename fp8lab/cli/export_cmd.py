@@ -18,7 +18,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "export",
         help="write a gate's inputs as a bundle (fp8lab.bundle/1)",
         description="Writes DIR/bundle.json, DIR/bundle.txt and DIR/inputs/; your runner "
-        "writes DIR/outputs/; 'fp8lab gates --gate G --outputs DIR' checks them. "
+        "writes DIR/outputs/; 'fp8lab gates --gate G --outputs DIR' checks them (GQ: "
+        "--scheme S --rule R on both commands). "
         "Exit status: 0 written, 2 usage error (an existing non-empty DIR is refused).",
     )
     p.add_argument(
@@ -28,6 +29,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         required=True,
         choices=BUNDLE_GATES,
         help="the gate whose cases to export",
+    )
+    p.add_argument("--scheme", metavar="NAME", help="GQ: the scheme (required for GQ)")
+    p.add_argument(
+        "--rule", metavar="NAME", help="GQ: the scale rule the kernel follows (required for GQ)"
     )
     p.add_argument(
         "--json",
@@ -47,12 +52,28 @@ def run(args: argparse.Namespace) -> int:
     reason = check_writable_dir(args.out, "--out")
     if reason:
         raise CliError(reason)
+    _check_scheme(args)
     try:
-        document = write_bundle(args.gate, Path(args.out))
+        document = write_bundle(args.gate, Path(args.out), args.scheme, args.rule)
     except BundleExistsError as exc:
         raise CliError(f"--out {exc}") from None
     except OSError as exc:
         raise CliError(f"cannot write --out {args.out}: {exc.strerror or exc}") from None
-    print(f"{args.gate}: {len(document['cases'])} cases written to {args.out}")
+    what = f"GQ {args.scheme} {args.rule}" if args.gate == "GQ" else args.gate
+    print(f"{what}: {len(document['cases'])} cases written to {args.out}")
     print(f"population_sha256 {document['population_sha256']}")
     return 0
+
+
+def _check_scheme(args: argparse.Namespace) -> None:
+    """GQ needs a valid --scheme and --rule; the other gates take neither."""
+    from fp8lab.cli.scheme_args import scheme_options
+
+    if args.gate != "GQ":
+        if args.scheme or args.rule:
+            raise CliError("--scheme and --rule apply to --gate GQ only")
+        return
+    if args.scheme is None or args.rule is None:
+        raise CliError("--gate GQ needs --scheme and --rule (what the kernel computes)")
+    args.kernel = None
+    scheme_options(args)  # one line, exit 2, for an unknown or mismatched name

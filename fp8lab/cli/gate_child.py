@@ -117,7 +117,10 @@ def _serve(request: dict[str, Any]) -> dict[str, Any]:
     from fp8lab.gates import GATES
 
     try:
-        kernel = load_foreign_kernel(request["gate"], request["kernel"], request["nan_policy"])
+        scheme = request["options"].get("scheme")
+        kernel = load_foreign_kernel(
+            request["gate"], request["kernel"], request["nan_policy"], scheme
+        )
         result = GATES[request["gate"]](kernel, **request["options"])
     except CliError as exc:
         return {"usage": str(exc)}

@@ -62,8 +62,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "out_dtype) -> [M,N] float32 or bfloat16, checked against vllm.cpp's model; for GF "
         "a function with the --chain signature (README, Fused chains), optionally with a "
         "trace method for the prefix checks; for GQ FUNC(x) -> (codes, scales), for nvfp4 "
-        "FUNC(x, global_scale) (README, "
-        "Gate GQ)",
+        "FUNC(x, global_scale), or PATH.so:SYMBOL with fp8lab_scheme_quant's signature "
+        "(fp8lab_nvfp4_quant's for nvfp4) (README, Gate GQ)",
     )
     p.add_argument(
         "--chain",
@@ -89,7 +89,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--outputs",
         metavar="DIR",
         help="check the outputs your kernel wrote into a bundle from 'fp8lab export' "
-        "(one gate, G1 or G3); the record's kernel is bundle:DIR",
+        "(one gate, G1, G3 or GQ; GQ with the bundle's --scheme and --rule); the record's "
+        "kernel is bundle:DIR",
     )
     p.add_argument("--large", action="store_true", help="G3: add the 1024x1024 cases (slow)")
     p.add_argument("--json", "--out", dest="json", help="write the results here ('-' for stdout)")
@@ -174,8 +175,10 @@ class _SpecNamed:
         return self._func(*args)
 
 
-def load_foreign_kernel(gate: str, spec: str, nan_policy: str | None = None) -> Any:
-    """The user's kernel for ``gate``: matmul, chain, scheme (GQ) or quant kernel."""
+def load_foreign_kernel(
+    gate: str, spec: str, nan_policy: str | None = None, scheme: str | None = None
+) -> Any:
+    """The user's kernel for ``gate``: matmul, chain, scheme (GQ, for ``scheme``) or quant."""
     from fp8lab.gates import CHAIN_GATES, MATMUL_GATES, SCHEME_GATES
 
     if gate in MATMUL_GATES:
@@ -183,7 +186,7 @@ def load_foreign_kernel(gate: str, spec: str, nan_policy: str | None = None) -> 
     if gate in CHAIN_GATES:
         return load_chain_kernel(spec)
     if gate in SCHEME_GATES:
-        return load_scheme_kernel(spec)
+        return load_scheme_kernel(spec, scheme)
     return load_kernel(spec, nan_policy)
 
 
@@ -194,14 +197,27 @@ def _run_bundle(names: list[str], args: argparse.Namespace) -> list[GateResult]:
     from fp8lab.kernels import DEFAULT_NAN_POLICY
 
     if len(names) != 1 or names[0] not in BUNDLE_GATES:
-        raise CliError(f"--outputs checks one gate, {' or '.join(BUNDLE_GATES)}, not {args.gate}")
+        raise CliError(f"--outputs checks one gate, {', '.join(BUNDLE_GATES)}, not {args.gate}")
     if args.kernel or args.large:
         raise CliError("--outputs checks a bundle's outputs: leave out --kernel and --large")
+    if names[0] == "GQ" and (args.scheme is None or args.rule is None):
+        raise CliError("GQ with --outputs needs --scheme and --rule (what the kernel computes)")
     try:
         kernel = load_bundle(Path(args.outputs), names[0], args.nan_policy or DEFAULT_NAN_POLICY)
     except BundleError as exc:
         raise CliError(f"--outputs {exc}") from None
-    return [GATES[names[0]](kernel)]
+    if names[0] != "GQ":
+        return [GATES[names[0]](kernel)]
+    from fp8lab.gates.gq import gq_calls
+
+    if (kernel.scheme, kernel.rule) != (args.scheme, args.rule):
+        raise CliError(
+            f"--outputs {args.outputs} holds scheme {kernel.scheme}, rule {kernel.rule}, "
+            f"not --scheme {args.scheme} --rule {args.rule}"
+        )
+    held = {c.name for c in kernel.cases}  # the bundle's cases (none: examined nothing)
+    calls = [c for c in gq_calls(args.scheme, args.rule) if c.name in held]
+    return [GATES["GQ"](kernel, scheme=args.scheme, rule=args.rule, calls=calls)]
 
 
 def _chain_options(args: argparse.Namespace) -> list[dict[str, str]]:

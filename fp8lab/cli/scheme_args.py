@@ -1,4 +1,4 @@
-"""GQ's command-line options: ``--scheme``, ``--rule`` and its ``--kernel MODULE:FUNC``.
+"""GQ's command-line options: ``--scheme``, ``--rule`` and its ``--kernel`` (Python or C ABI).
 
 The names are :data:`fp8lab.gates.GQ_RULES` (scheme -> its rules) and
 :data:`fp8lab.schemes.RULES` / ``NVFP4_RULES``; bad values are a :class:`CliError` (one line,
@@ -60,15 +60,24 @@ def scheme_options(args: argparse.Namespace) -> list[dict[str, str]]:
     ]
 
 
-def load_scheme_kernel(spec: str) -> Any:
-    """A GQ kernel: the callable ``MODULE:FUNC``, ``FUNC(x) -> (codes, scales)``.
+def load_scheme_kernel(spec: str, scheme: str | None = None) -> Any:
+    """A GQ kernel: ``MODULE:FUNC``, or ``path/lib.so:symbol`` for ``scheme`` through the C ABI.
+
+    A library's symbol has ``fp8lab_scheme_quant``'s signature
+    (``fp8lab_nvfp4_quant``'s for nvfp4); the scheme fixes its scales' layout.
 
     Raises:
-        CliError: for a shared library (GQ has no C ABI yet), a failed import or
-            an object that is not callable.
+        CliError: for a failed import, a missing library or symbol, or an object
+            that is not callable.
     """
-    from fp8lab.kernels.shared import is_shared_spec
+    from fp8lab.kernels.shared import is_shared_spec, load_shared, split_shared_spec
 
     if is_shared_spec(spec):
-        raise CliError(f"--kernel {spec}: GQ takes a Python MODULE:FUNC, not a shared library")
+        if scheme is None:
+            raise CliError(f"--kernel {spec}: a library needs --scheme (its scales' layout)")
+        try:
+            path, symbol = split_shared_spec(spec)
+            return load_shared(path, symbol, "scheme", scheme=scheme)
+        except ValueError as exc:
+            raise CliError(f"--kernel: {exc}") from None
     return load_callable(spec)

@@ -23,6 +23,7 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 import numpy as np
 import numpy.typing as npt
 
+from fp8lab.cluster import ambient_cluster
 from fp8lab.coverage import covered_ranges
 from fp8lab.detect.fused import BRUTE_ENGINES, exposing_fused, fused_applies
 from fp8lab.detect.kernels import kernel_name, quantize_codes, resolve_kernel
@@ -145,6 +146,8 @@ def brute_force(
         (a, b, spec.name, float(s), fused, lo, min(lo + chunk, stop))
         for lo in range(start, stop, chunk)
     ]
+    if executor is None and workers is None and (ambient := ambient_cluster()):
+        executor, workers = ambient.executor, ambient.workers
     workers = workers or default_workers()
     report = (
         progress(f"brute {names[0]} vs {names[1]} s={float(s)!r}", len(tasks)) if progress else None

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from fp8lab.cluster import ambient_cluster
 from fp8lab.detect.midpoints import midpoint_table
 from fp8lab.detect.scales import as_scales
 from fp8lab.detect.windows import candidate_windows, window_bits
@@ -155,6 +156,8 @@ def sweep(
     arr = as_scales(scales)
     midpoint_table(fmt)  # fail on a bad format before any work
     parts = [arr[i : i + batch] for i in range(0, arr.size, batch)]
+    if executor is None and workers is None and (ambient := ambient_cluster()):
+        executor, workers = ambient.executor, ambient.workers
     workers = workers or default_workers()
     if executor is None and (workers == 1 or len(parts) == 1):
         results = [sweep_batch(p, fmt) for p in parts]

@@ -14,7 +14,7 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from fp8lab.evidence.headline import number
+from fp8lab.evidence.headline import expected_fail, number
 
 __all__ = [
     "STYLE",
@@ -42,6 +42,7 @@ STYLE = (
     ".PENDING,.partial,.non-default{background:#ffe9b3;color:#6b4a00;"
     "border:1px dashed #a67c00}.other{background:#eee}code{font-size:90%}"
     "nav a{margin-right:1em}details{margin:.5em 0 1.5em}.summary{font-size:110%}"
+    ".expected{font-weight:bold;font-style:italic;color:#6b4a00;white-space:nowrap}"
 )
 NONE = "&ndash;"  # an empty cell
 _GREEN = frozenset({"PASS", "fresh", "complete", "KILLED"})
@@ -113,13 +114,16 @@ def gates_section(gates: Sequence[dict[str, Any]]) -> str:
     tally = {s: sum(1 for g in gates if g["status"] == s) for s in ("PASS", "FAIL", "PENDING")}
     other = len(gates) - sum(tally.values())
     line = ", ".join(f"{n} {badge(s)}" for s, n in tally.items() if n)
+    expected = sum(1 for g in gates if expected_fail(g))
+    if expected:
+        line += f" ({expected} of the FAILs expected)"
     if other:
         line += f", {other} other"
     rows = [
         (
             _e(g["gate"]),
             _e(g["kernel"]),
-            badge(g["status"]),
+            badge(g["status"]) + _expected(g),
             count(g["cases"]),
             count(g["assertions"]),
             count(g["words"]),
@@ -130,8 +134,10 @@ def gates_section(gates: Sequence[dict[str, Any]]) -> str:
     ]
     head = ("gate", "kernel", "status", "cases", "assertions", "words", "reason", "recorded by")
     note = (
-        "<p>A FAIL recorded by a complete notebook run did not stop the notebook: its report "
-        "says whether the notebook expects it (a negative control).</p>"
+        "<p>A FAIL marked <em>expected FAIL</em> is a negative control its notebook declares "
+        "(<code>tables/expected_verdicts.json</code>) and asserts; the gate's own verdict "
+        "stays FAIL. Any other FAIL recorded by a complete notebook run is explained in its "
+        "report.</p>"
         if tally["FAIL"]
         else ""
     )
@@ -139,6 +145,17 @@ def gates_section(gates: Sequence[dict[str, Any]]) -> str:
         f"<h2 id='gates'>Gates</h2><p>{len(gates)} verdicts (gate and kernel; "
         f"one row where runs agree): {line}.</p>{note}" + _table(head, rows, {3, 4, 5})
     )
+
+
+def _expected(gate: dict[str, Any]) -> str:
+    """``expected FAIL`` beside a declared negative control; a warning when it did not hold."""
+    want = gate.get("expected_status")
+    if want is None:
+        return ""
+    why = _e(gate.get("expected_why") or "")
+    if want == gate.get("status"):
+        return f" <span class='expected'>expected {_e(want)}</span> <small>{why}</small>"
+    return f" <span class='badge FAIL'>expected {_e(want)}, got {_e(gate.get('status'))}</span>"
 
 
 def nan_class(proof: dict[str, Any]) -> str:

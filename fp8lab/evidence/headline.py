@@ -21,7 +21,9 @@ from fp8lab.evidence.sidecar import from_hex_floats
 __all__ = [
     "GATE_FIELDS",
     "PROOF_FIELDS",
+    "EXPECTED_TABLE",
     "detector_counts",
+    "expected_fail",
     "gate_records",
     "merge_same",
     "mutation_summary",
@@ -31,6 +33,9 @@ __all__ = [
 
 GATE_FIELDS = frozenset({"gate", "kernel", "status", "cases", "assertions", "words", "reason"})
 PROOF_FIELDS = frozenset({"a", "b", "format", "examined", "mismatches", "nan_code_mismatches"})
+# A notebook's expected verdicts (rows: gate, kernel, expected_status, why), e.g.
+# gemm_pipeline's negative control. They annotate a gate record; they never change it.
+EXPECTED_TABLE = "expected_verdicts"
 
 
 def number(value: Any) -> float | int | None:
@@ -69,13 +74,31 @@ def gate_records(directory: Path) -> list[dict[str, Any]]:
     """Every gate record a run wrote, each with ``file``: where it came from.
 
     Looks at ``gates.json`` and ``tables/*.json``; order: by file, then as written.
+    A record the run's ``tables/expected_verdicts.json`` names (same gate and
+    kernel) gains ``expected_status`` and ``expected_why``; its ``status`` stays
+    what the gate recorded.
     """
+    expected = {
+        (str(r.get("gate")), str(r.get("kernel"))): r
+        for r in _table(directory, EXPECTED_TABLE)
+        if r.keys() >= {"gate", "kernel", "expected_status"}
+    }
     found = []
     for path in _files(directory, "gates.json", "tables/*.json"):
         for row in _rows(path):
             if row.keys() >= GATE_FIELDS:
-                found.append({**row, "file": path.relative_to(directory).as_posix()})
+                record = {**row, "file": path.relative_to(directory).as_posix()}
+                note = expected.get((str(row["gate"]), str(row["kernel"])))
+                if note is not None:
+                    record["expected_status"] = note["expected_status"]
+                    record["expected_why"] = note.get("why") or ""
+                found.append(record)
     return found
+
+
+def expected_fail(gate: dict[str, Any]) -> bool:
+    """Whether ``gate`` is a FAIL its run declared expected (a negative control)."""
+    return gate.get("status") == "FAIL" and gate.get("expected_status") == "FAIL"
 
 
 def proof_records(directory: Path) -> list[dict[str, Any]]:

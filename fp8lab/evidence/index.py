@@ -22,6 +22,7 @@ from typing import Any
 from fp8lab.evidence import front_page as fp
 from fp8lab.evidence.headline import (
     detector_counts,
+    expected_fail,
     gate_records,
     merge_same,
     mutation_summary,
@@ -34,7 +35,7 @@ from fp8lab.evidence.staleness import current_inputs, differs_for, published_run
 # The module, not the function of the same name that fp8lab.evidence exports.
 provenance = importlib.import_module("fp8lab.evidence.provenance")
 
-GATE_KEY = ("gate", "kernel", "status", "cases", "assertions", "words", "reason")
+GATE_KEY = ("gate", "kernel", "status", "cases", "assertions", "words", "reason", "expected_status")
 PROOF_KEY = (
     "a",
     "b",
@@ -185,8 +186,10 @@ def front_page(
     others = [r for r in rows if r["directory"] not in shown]
     fresh = sum(1 for r in headline if r["freshness"] == "fresh")
     statuses = [str(g["status"]) for g in gates]
+    expected = sum(1 for g in gates if expected_fail(g))
+    fails = f"{statuses.count('FAIL')} FAIL" + (f" ({expected} expected)" if expected else "")
     summary_line = (
-        f"Gates: {statuses.count('PASS')} PASS, {statuses.count('FAIL')} FAIL, "
+        f"Gates: {statuses.count('PASS')} PASS, {fails}, "
         f"{statuses.count('PENDING')} PENDING. Proofs: "
         f"{sum(1 for p in proofs if p.get('status') == 'PASS')} of {len(proofs)} PASS. "
         f"Headline runs fresh against the current code: {fresh} of {len(headline)}."

@@ -4,8 +4,11 @@ The report shows the parameters the run used, not only the defaults: the
 papermill-injected cell is kept, rewritten from the run's parameters in the
 order the notebook declares them, with ``run_dir`` (which differs per run)
 shown as a placeholder. A banner above the first cell says whether the run
-used the defaults, and a smoke run says so there first. Cell ids are
-renumbered and execution timestamps are removed from the metadata.
+used the defaults, and a smoke run says so there first. The cell tagged
+``report-summary`` (:data:`fp8lab.evidence.shown.SUMMARY_TAG`, the run's
+summary: verdicts, key numbers, parameters) follows the banner, its code
+hidden, so every report opens with its conclusions (issue 13 §3). Cell ids
+are renumbered and execution timestamps are removed from the metadata.
 
 The report loads nothing from the network, so it opens offline (in a CI
 artifact viewer, say): the lab template's ``<script>`` tags for require.js,
@@ -31,6 +34,7 @@ from fp8lab.evidence.parameters import (
     declared_parameters,
     non_default,
 )
+from fp8lab.evidence.shown import SUMMARY_TAG
 
 __all__ = ["STANDALONE_TEMPLATE", "parameters_banner", "render_report"]
 
@@ -92,7 +96,11 @@ def render_report(executed: Path) -> bytes:
         cell = new_code_cell(source, metadata={"tags": [_INJECTED]})
         tagged = [i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])]
         nb.cells.insert(tagged[0] + 1 if tagged else 0, cell)
-    nb.cells.insert(0, new_markdown_cell(parameters_banner(params, defaults)))
+    summaries = [c for c in nb.cells if SUMMARY_TAG in c.metadata.get("tags", [])]
+    nb.cells = [c for c in nb.cells if SUMMARY_TAG not in c.metadata.get("tags", [])]
+    for cell in summaries:
+        cell.metadata["transient"] = {"remove_source": True}
+    nb.cells[0:0] = [new_markdown_cell(parameters_banner(params, defaults)), *summaries]
     for index, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{index}"
         for key in _VOLATILE_KEYS:

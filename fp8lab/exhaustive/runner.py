@@ -30,6 +30,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import asdict, dataclass, field
 
+from fp8lab.cluster import ambient_cluster
 from fp8lab.codecs import special_codes
 from fp8lab.coverage import CoverageError, covered_domain
 from fp8lab.exhaustive.chunks import DEFAULT_CHUNK, compare_chunk, exempt_sides, merge_chunks
@@ -156,6 +157,8 @@ def run_exhaustive(
     notes = {n: resolve_encoder(n, spec.name, saturate, nan).policy_note for n in (a, b)}
     exempt = exempt_sides(a, b, spec.name, saturate, nan)
     bounds = [(lo, min(lo + chunk, hi)) for r_lo, hi in ranges for lo in range(r_lo, hi, chunk)]
+    if executor is None and workers is None and (ambient := ambient_cluster()):
+        executor, workers, engine = ambient.executor, ambient.workers, ambient.engine
     workers = workers or default_workers()
     report = (
         progress(f"exhaustive {a} vs {b} {spec.name} sat={saturate}", len(bounds))

@@ -46,7 +46,7 @@ from fp8lab.refs import reference_nvfp4_quant, reference_scheme_quant
 from fp8lab.schemes import NVFP4_RULES, RULES, Granularity, Nvfp4ScaleRule, ScaleRule, get_rule
 from fp8lab.schemes.populations import scheme_population
 
-__all__ = ["GQ_INPUT_DTYPES", "GQ_RULES", "GQ_SCHEMES", "run_gq"]
+__all__ = ["GQ_INPUT_DTYPES", "GQ_RULES", "GQ_SCHEMES", "GqCall", "gq_calls", "run_gq"]
 
 GQ_INPUT_DTYPES = ("float32", "bfloat16")
 # scheme -> (granularity, block, scale format)
@@ -132,12 +132,22 @@ class _Plan:
 
     ``per_tensor``: each population row is a tensor of its own, so every
     constructed amax is a tensor's amax. ``calls(x)`` lists (name suffix,
-    kernel arguments, expected codes and scales), computed before any call.
+    kernel arguments); ``want(args)`` is the rule's reference for those arguments.
     """
 
     element: str
     per_tensor: bool
-    calls: Callable[[np.ndarray], list[tuple[str, tuple[Any, ...], tuple[np.ndarray, np.ndarray]]]]
+    calls: Callable[[np.ndarray], list[tuple[str, tuple[Any, ...]]]]
+    want: Callable[[tuple[Any, ...]], tuple[np.ndarray, np.ndarray]]
+
+
+@dataclass(frozen=True)
+class GqCall:
+    """One kernel call GQ makes: word class, case name, arguments (``args[0]`` is x)."""
+
+    label: str
+    name: str
+    args: tuple[Any, ...]
 
 
 def _global_amaxes(x: np.ndarray) -> list[tuple[str, npt.NDArray[np.float32]]]:
@@ -165,17 +175,13 @@ def _plan(scheme: str, rule: str | ScaleRule | Nvfp4ScaleRule) -> tuple[_Plan, s
         nv = NVFP4_RULES.get(rule) if isinstance(rule, str) else rule
         if not isinstance(nv, Nvfp4ScaleRule) or nv.name not in GQ_RULES[scheme]:
             raise ValueError(f"rule {_name(rule)!r} is not an nvfp4 rule GQ models")
-        return (
-            _Plan(
-                "e2m1fn",
-                True,
-                lambda x: [
-                    (tag, (x, g), reference_nvfp4_quant(x.astype(np.float32), float(g[0]), nv))
-                    for tag, g in _global_amaxes(x)
-                ],
-            ),
-            nv.name,
+        plan = _Plan(
+            "e2m1fn",
+            True,
+            lambda x: [(tag, (x, g)) for tag, g in _global_amaxes(x)],
+            lambda a: reference_nvfp4_quant(a[0].astype(np.float32), float(a[1][0]), nv),
         )
+        return plan, nv.name
     if isinstance(rule, Nvfp4ScaleRule):
         raise ValueError(f"rule {rule.name!r} does not describe the {scheme} scheme")
     spec = get_rule(rule)
@@ -185,13 +191,46 @@ def _plan(scheme: str, rule: str | ScaleRule | Nvfp4ScaleRule) -> tuple[_Plan, s
     plan = _Plan(
         spec.element,
         spec.granularity is Granularity.TENSOR,
-        lambda x: [("", (x,), reference_scheme_quant(x.astype(np.float32), spec))],
+        lambda x: [("", (x,))],
+        lambda a: reference_scheme_quant(a[0].astype(np.float32), spec),
     )
     return plan, spec.name
 
 
 def _name(rule: object) -> str:
     return str(getattr(rule, "name", rule))
+
+
+def gq_calls(
+    scheme: str,
+    rule: str | ScaleRule | Nvfp4ScaleRule,
+    *,
+    seed: int = 0,
+    input_dtypes: Sequence[str] = GQ_INPUT_DTYPES,
+) -> list[GqCall]:
+    """The kernel calls GQ makes for ``scheme`` under ``rule``, in order (bundles export them).
+
+    Raises:
+        ValueError: as :func:`run_gq`.
+    """
+    plan, _ = _plan(scheme, rule)
+    unknown = set(input_dtypes) - set(_DTYPES)
+    if unknown:
+        raise ValueError(f"unknown input dtypes {sorted(unknown)}; use {GQ_INPUT_DTYPES}")
+    tensors = [
+        (label, part)
+        for label, words in scheme_population(plan.element, seed)
+        for part in (words if plan.per_tensor else [words])
+    ]
+    return [
+        GqCall(label, f"{label}#{i}/{d}{tag}", args)
+        for i, (label, words) in enumerate(tensors)
+        for d in input_dtypes
+        # the harness's own copy, never handed out
+        for tag, args in plan.calls(
+            (words.reshape(1, -1) if words.ndim == 1 else words).astype(_DTYPES[d])
+        )
+    ]
 
 
 def run_gq(
@@ -203,11 +242,14 @@ def run_gq(
     seed: int = 0,
     input_dtypes: Sequence[str] = GQ_INPUT_DTYPES,
     max_offenders: int = 8,
+    calls: Sequence[GqCall] | None = None,
 ) -> GateResult:
     """Run GQ on ``func`` for ``scheme`` under ``rule``.
 
     ``kernel_name`` is the record's kernel (default: ``func.name``, else
-    "kernel"); the rule is always the caller's.
+    "kernel"); the rule is always the caller's. ``calls`` (default
+    :func:`gq_calls`) are the calls to make: a bundle's GQ check passes the
+    calls its bundle holds, so a bundle with none examined nothing.
 
     Raises:
         ValueError: for an unknown scheme, rule or input dtype, or a rule that
@@ -215,37 +257,20 @@ def run_gq(
             element path included).
     """
     plan, rule_name = _plan(scheme, rule)
-    unknown = set(input_dtypes) - set(_DTYPES)
-    if unknown:
-        raise ValueError(f"unknown input dtypes {sorted(unknown)}; use {GQ_INPUT_DTYPES}")
+    if calls is None:
+        calls = gq_calls(scheme, rule, seed=seed, input_dtypes=input_dtypes)
     elem = get_format(plan.element)
     offenders: list[Offender] = []
     by_class: Counter[str] = Counter()
     cases: list[CaseResult] = []
     nonzero = codes = 0
-    tensors = [
-        (label, part)
-        for label, words in scheme_population(plan.element, seed)
-        for part in (words if plan.per_tensor else [words])
-    ]
-    for i, (label, words) in enumerate(tensors):
-        for d in input_dtypes:
-            # the harness's own copy, never handed out; every expectation before the call
-            x = (words.reshape(1, -1) if words.ndim == 1 else words).astype(_DTYPES[d])
-            for tag, args, want in plan.calls(x):
-                case, nz, n = _run_case(
-                    func,
-                    label,
-                    f"{label}#{i}/{d}{tag}",
-                    args,
-                    want,
-                    elem,
-                    offenders,
-                    by_class,
-                    max_offenders,
-                )
-                cases.append(case)
-                nonzero, codes = nonzero + nz, codes + n
+    for call in calls:
+        want = plan.want(call.args)  # every expectation before the call
+        case, nz, n = _run_case(
+            func, call.label, call.name, call.args, want, elem, offenders, by_class, max_offenders
+        )
+        cases.append(case)
+        nonzero, codes = nonzero + nz, codes + n
     status, reason = _verdict(cases, nonzero, codes)
     return GateResult.from_cases(
         "GQ",

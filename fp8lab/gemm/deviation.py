@@ -142,10 +142,16 @@ def epilogue_deviation(rows: Sequence[ScaleDeviation]) -> list[DeviationRow]:
             DeviationRow(
                 "folded vs two_scalar", "fp8", out, size, differ, differ / size,
                 max(r.max_ulp for r in mine),
-                f"s_in={worst.s_in!r} s_w={worst.s_w!r}" if differ else "",
+                f"s_in={_scale(worst.s_in)} s_w={_scale(worst.s_w)}" if differ else "",
             )
         )  # fmt: skip
     return summary
+
+
+def _scale(value: float) -> str:
+    """A scale in prose: 6 significant digits, then its exact hex: ``0.0351542 (0x1.1ffb9cp-5)``."""
+    mantissa, exponent = float(value).hex().split("p")
+    return f"{value:.6g} ({mantissa.rstrip('0').rstrip('.')}p{exponent})"
 
 
 def _float32_operands(m: int, n: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -2,8 +2,9 @@
 
 ``load_shared(path, symbol, kind)`` opens a library with ctypes and wraps the
 named symbol as a :class:`~fp8lab.kernels.protocol.QuantKernel` (``kind="quant"``,
-``fp8lab_quant``'s signature) or a :class:`~fp8lab.gemm.protocol.MatmulKernel`
-(``kind="matmul"``, ``fp8lab_matmul``'s signature). The symbol's name is the
+``fp8lab_quant``'s signature), a :class:`~fp8lab.gemm.protocol.MatmulKernel`
+(``kind="matmul"``, ``fp8lab_matmul``'s signature) or a GQ kernel
+(``kind="scheme"``, :mod:`fp8lab.kernels.shared_scheme`). The symbol's name is the
 user's; the signature is the ABI's. A non-zero return raises
 :class:`SharedKernelError`, which a gate files as a FAIL of that case.
 
@@ -23,7 +24,7 @@ import ctypes
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import ml_dtypes
 import numpy as np
@@ -33,14 +34,19 @@ from fp8lab.gemm.protocol import VLLM_CPP_SPEC, MatmulSpec
 from fp8lab.kernels.nan_policy import DEFAULT_NAN_POLICY, NAN_POLICIES
 from fp8lab.kernels.scale import collapse_shard_scales
 
+if TYPE_CHECKING:
+    from fp8lab.kernels.shared_scheme import SharedSchemeKernel
+
 __all__ = [
     "ABI_HEADER",
     "SHARED_SUFFIXES",
     "SharedKernelError",
     "SharedMatmulKernel",
     "SharedQuantKernel",
+    "call_shared",
     "is_shared_spec",
     "load_shared",
+    "shared_function",
     "split_shared_spec",
 ]
 
@@ -52,6 +58,8 @@ _I64, _I32, _F32, _P = ctypes.c_int64, ctypes.c_int32, ctypes.c_float, ctypes.c_
 _SIGNATURES = {
     "quant": [_P, _I32, _I64, _F32, _P],
     "matmul": [_P, _P, _I64, _I64, _I64, _F32, _F32, _I32, _P],
+    "scheme": [_P, _I32, _I64, _I64, _P, _P],  # fp8lab_scheme_quant
+    "nvfp4": [_P, _I32, _I64, _I64, _F32, _P, _P],  # fp8lab_nvfp4_quant
 }
 
 
@@ -79,8 +87,12 @@ def split_shared_spec(spec: str) -> tuple[str, str]:
 
 
 @cache
-def _function(path: str, symbol: str, kind: str) -> Any:
-    """The ctypes function, typed by the ABI; one handle per (path, symbol, kind)."""
+def shared_function(path: str, symbol: str, kind: str) -> Any:
+    """The ctypes function, typed by the ABI signature ``kind``; one handle per triple.
+
+    Raises:
+        ValueError: one line, for a missing file or symbol or a library that cannot be loaded.
+    """
     if not Path(path).is_file():
         raise ValueError(f"shared library {path!r}: no such file")
     try:
@@ -96,7 +108,8 @@ def _function(path: str, symbol: str, kind: str) -> Any:
     return function
 
 
-def _call(function: Any, symbol: str, *args: Any) -> None:
+def call_shared(function: Any, symbol: str, *args: Any) -> None:
+    """Call ``function``; a non-zero return raises :class:`SharedKernelError`."""
     status = int(function(*args))
     if status != 0:
         raise SharedKernelError(f"{symbol} returned {status}")
@@ -128,8 +141,8 @@ class SharedQuantKernel:
         out = np.zeros(private.shape, np.uint8)
         with np.errstate(all="ignore"):
             s = np.float32(scale)
-        _call(
-            self._function or _function(self.path, self.symbol, "quant"),
+        call_shared(
+            self._function or shared_function(self.path, self.symbol, "quant"),
             self.symbol,
             private.ctypes.data,
             _X_DTYPES[arr.dtype],
@@ -168,9 +181,9 @@ class SharedMatmulKernel:
         out = np.zeros((a.shape[0], b.shape[0]), dtype)
         with np.errstate(all="ignore"):
             si, sw = np.float32(s_in), np.float32(s_w)
-        function = self._function or _function(self.path, self.symbol, "matmul")
+        function = self._function or shared_function(self.path, self.symbol, "matmul")
         m, k = a.shape
-        _call(function, self.symbol, a.ctypes.data, b.ctypes.data, m, b.shape[0], k,
+        call_shared(function, self.symbol, a.ctypes.data, b.ctypes.data, m, b.shape[0], k,
               float(si), float(sw), code, out.ctypes.data)  # fmt: skip
         return out
 
@@ -178,28 +191,43 @@ class SharedMatmulKernel:
 def load_shared(
     path: str | Path,
     symbol: str,
-    kind: Literal["quant", "matmul"] = "quant",
+    kind: Literal["quant", "matmul", "scheme"] = "quant",
     *,
     nan_policy: str | None = None,
     spec: MatmulSpec = VLLM_CPP_SPEC,
-) -> SharedQuantKernel | SharedMatmulKernel:
+    scheme: str | None = None,
+) -> SharedQuantKernel | SharedMatmulKernel | SharedSchemeKernel:
     """Load ``symbol`` from the library at ``path`` as a kernel of ``kind``.
 
     Args:
         path: the library file.
         symbol: the exported function (any name; ``extern "C"`` in C++).
-        kind: ``"quant"`` (``fp8lab_quant``'s signature) or ``"matmul"``.
+        kind: ``"quant"`` (``fp8lab_quant``'s signature), ``"matmul"``, or
+            ``"scheme"`` (a GQ kernel: ``fp8lab_scheme_quant``'s signature, or
+            ``fp8lab_nvfp4_quant``'s for scheme nvfp4).
         nan_policy: a quant kernel's NaN policy by name (default vllm.cpp's).
         spec: the model a matmul kernel claims for G3 (default vllm.cpp's).
+        scheme: for ``kind="scheme"``, the GQ scheme the library computes.
+
+    Returns:
+        A :class:`SharedQuantKernel`, :class:`SharedMatmulKernel` or
+        :class:`~fp8lab.kernels.shared_scheme.SharedSchemeKernel`.
 
     Raises:
         ValueError: one line, for a missing file or symbol, a library that
-            cannot be loaded, an unknown kind or NaN policy.
+            cannot be loaded, an unknown kind, NaN policy or scheme.
     """
-    if kind not in _SIGNATURES:
-        raise ValueError(f"kind must be 'quant' or 'matmul', not {kind!r}")
-    function = _function(str(path), symbol, kind)
+    if kind not in ("quant", "matmul", "scheme"):
+        raise ValueError(f"kind must be 'quant', 'matmul' or 'scheme', not {kind!r}")
     name = f"{Path(path).name}:{symbol}"
+    if kind == "scheme":
+        from fp8lab.kernels.shared_scheme import SharedSchemeKernel, scheme_signature
+
+        if scheme is None:
+            raise ValueError("kind='scheme' needs the scheme the library computes")
+        function = shared_function(str(path), symbol, scheme_signature(scheme))
+        return SharedSchemeKernel(name, str(path), symbol, scheme, function)
+    function = shared_function(str(path), symbol, kind)
     if kind == "matmul":
         return SharedMatmulKernel(name, str(path), symbol, spec, function)
     policy = DEFAULT_NAN_POLICY if nan_policy is None else nan_policy

@@ -38,6 +38,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from fp8lab.cluster import ambient_cluster
 from fp8lab.gates.g1 import G1_SCALES, G1_SHARD_SCALES
 from fp8lab.mutants.probes import chunk_order, encoder_probes, scaled_probes
 from fp8lab.mutants.runner import SOURCE_MODULES, Equivalent
@@ -302,6 +303,8 @@ def recheck_equivalents(
             if miss:
                 found[t] = miss
                 break
+    if exhaustive and executor is None and workers is None and (ambient := ambient_cluster()):
+        executor, workers = ambient.executor, ambient.workers
     if exhaustive:
         _sweep_all(plans, found, examined, workers or default_workers(), executor)
     for key, targets in plans.items():

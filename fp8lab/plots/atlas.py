@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullLocator
 
 from fp8lab.atlas import Boundary, CodeRow
 
@@ -25,12 +27,29 @@ def plot_codes(name: str, rows: Sequence[CodeRow]) -> Figure:
     for r in rows:
         if r.kind in ("nan", "inf"):
             ax.axvline(r.code, color="tab:red" if r.kind == "nan" else "tab:purple", lw=0.6)
-    ax.set_yscale("symlog", linthresh=float(min(abs(r.value) for r in finite if r.value)))
+    smallest = float(min(abs(r.value) for r in finite if r.value))
+    ax.set_yscale("symlog", linthresh=smallest)
+    largest = float(max(abs(r.value) for r in finite if r.value))
+    ticks, labels = _symlog_ticks(smallest, largest)
+    ax.set_yticks(ticks, labels=labels)
+    ax.yaxis.set_minor_locator(NullLocator())
     ax.set_xlabel("code")
     ax.set_ylabel("value")
     ax.set_title(f"{name}: every code (red lines NaN, purple inf)")
     ax.legend(loc="upper left", fontsize=7)
     return fig
+
+
+def _symlog_ticks(smallest: float, largest: float, most: int = 3) -> tuple[list[float], list[str]]:
+    """At most ``most`` decades each side of 0, evenly spaced, so the labels never overlap."""
+    # The linear band around 0 is one decade wide: keep the lowest tick a decade above it.
+    low, high = math.ceil(math.log10(smallest * 4)), math.ceil(math.log10(largest))
+    step = max(1, math.ceil((high - low) / most))
+    exponents = list(range(high, low - 1, -step))
+    ticks = [10.0**k for k in exponents] + [0.0] + [-(10.0**k) for k in reversed(exponents)]
+    labels = [f"$10^{{{k}}}$" for k in exponents] + ["0"]
+    labels += [f"$-10^{{{k}}}$" for k in reversed(exponents)]
+    return ticks, labels
 
 
 def plot_boundaries(name: str, boundaries: Sequence[Boundary]) -> Figure:

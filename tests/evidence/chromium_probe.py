@@ -2,7 +2,9 @@
 
 A copy of the page gets a probe script that runs after the load event and
 measures: images that did not load, text that is a raw JSON (or Python dict)
-dump, and whether the page is wider than the window. Chromium prints the DOM
+dump, whether the page is wider than the window, where the report's summary
+(``.fp8lab-summary``) starts on the page, and how many folds
+(``details.fp8lab-fold``) it has, closed. Chromium prints the DOM
 (``--dump-dom``) and the probe's line is read back from it. Only the copy,
 written beside the page so relative links resolve, carries the script.
 """
@@ -30,11 +32,16 @@ addEventListener("load", () => {
   const dump = /[\\[{]\\s*["'][^"'\\n]{1,80}["']\\s*:/;
   const json = scope.map((e) => e.innerText).filter((t) => dump.test(t))
     .map((t) => t.slice(0, 120));
+  const summaries = [...document.querySelectorAll(".fp8lab-summary")];
+  const summary_top = summaries.length
+    ? summaries[0].getBoundingClientRect().top + scrollY : null;
+  const folds = [...document.querySelectorAll("details.fp8lab-fold")];
   const probe = document.createElement("pre");
   probe.id = "fp8lab-probe";
   probe.textContent = JSON.stringify({
     client: root.clientWidth, scroll: root.scrollWidth, images: document.images.length,
-    broken, json,
+    broken, json, height: innerHeight, summaries: summaries.length, summary_top,
+    folds: folds.length, folds_open: folds.filter((d) => d.open).length,
   });
   document.body.appendChild(probe);
 });
@@ -87,4 +94,25 @@ def reader_problems(measured: dict[str, Any]) -> list[str]:
     problems += [f"raw JSON dump: {text!r}" for text in measured["json"]]
     if measured["scroll"] > measured["client"]:
         problems.append(f"horizontal overflow: {measured['scroll']} px > {measured['client']} px")
+    return problems
+
+
+def layout_problems(measured: dict[str, Any], *, long_tables: bool) -> list[str]:
+    """What is wrong with a report's layout (issue 13 §3): the summary first, long tables folded.
+
+    The report must have exactly one summary, starting within the first
+    window height, and (when it has ``long_tables``) at least one fold, closed.
+    """
+    problems = []
+    if measured["summaries"] != 1:
+        problems.append(f"summaries: {measured['summaries']}, want exactly 1")
+    elif measured["summary_top"] >= measured["height"]:
+        problems.append(
+            f"summary starts at {measured['summary_top']:.0f} px, below the first "
+            f"{measured['height']} px"
+        )
+    if long_tables and measured["folds"] == 0:
+        problems.append("no folded table")
+    if measured["folds_open"]:
+        problems.append(f"{measured['folds_open']} folds open")
     return problems

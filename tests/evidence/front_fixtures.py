@@ -20,6 +20,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 from fp8lab.evidence import EvidenceRun
 from fp8lab.evidence.report import render_report
+from fp8lab.evidence.shown import SUMMARY_TAG, summary_html, summary_rows, table_html
 
 provenance = importlib.import_module("fp8lab.evidence.provenance")
 
@@ -81,10 +82,22 @@ def executed_notebook(path: Path) -> Path:
             {"text/markdown": "| a | b |\n|---|---|\n| 1 | 2 |", "text/plain": "table"},
         )
     ]
-    nb = new_notebook(cells=[new_markdown_cell("# A notebook"), params, figure, table])
+    rows = [{"scale": 2.0**-k, "count": 1000 * k} for k in range(40)]
+    long = new_code_cell("out.table('long', rows)", execution_count=4)
+    long.outputs = [_html(table_html("long", ["scale", "count"], rows))]
+    summary = new_code_cell("out.summary(...)", execution_count=5)
+    summary.metadata["tags"] = [SUMMARY_TAG]
+    verdicts, numbers = {"G1 kernel": "PASS"}, {"words": 69_168}
+    summary.outputs = [_html(summary_html(summary_rows(verdicts, numbers, {"seed": 0})))]
+    cells = [new_markdown_cell("# A notebook"), params, figure, table, long, summary]
+    nb = new_notebook(cells=cells)
     nb.metadata["papermill"] = {"parameters": {"seed": 0, "smoke": False, "run_dir": "/x"}}
     nbformat.write(nb, path)
     return path
+
+
+def _html(text: str) -> Any:
+    return new_output("display_data", {"text/html": text, "text/plain": "html"})
 
 
 def file_run(

@@ -1,8 +1,10 @@
 """The front page and the reports, rendered in headless Chromium at desktop width (issue 13 §3).
 
 Each page must show every image, no raw JSON dump and no horizontal
-overflow (see ``chromium_probe``). Skipped, with the reason, where Chromium is
-not installed; ``.ci/run`` installs Debian's ``chromium`` package.
+overflow, and a report must open with its summary, within the first window
+height, with its long tables folded (see ``chromium_probe``). Skipped, with
+the reason, where Chromium is not installed; ``.ci/run`` installs Debian's
+``chromium`` package.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import pytest
 from fp8lab.evidence.index import front_page, headline_runs, repo_notebooks, write_index
 from fp8lab.evidence.offline import remote_loads
 from fp8lab.evidence.report import render_report
-from tests.evidence.chromium_probe import chromium, probe, reader_problems
+from fp8lab.evidence.shown import SUMMARY_TAG
+from tests.evidence.chromium_probe import chromium, layout_problems, probe, reader_problems
 from tests.evidence.front_fixtures import build_results
 
 pytestmark = pytest.mark.skipif(
@@ -37,6 +40,14 @@ def test_a_report_reads_cleanly_with_its_figure(tmp_path: Path) -> None:
     assert measured["images"] >= 1 and reader_problems(measured) == []
 
 
+def test_a_report_opens_with_its_summary_and_folds_its_long_table(tmp_path: Path) -> None:
+    """The summary cell comes last in the notebook; the report shows it first."""
+    runs = build_results(tmp_path / "results")
+    measured = probe(runs["mutation"] / "report.html", tmp_path / "profile")
+    assert layout_problems(measured, long_tables=True) == []
+    assert measured["folds"] == 1 and measured["summary_top"] < 300
+
+
 @pytest.mark.slow
 def test_the_published_runs_render_cleanly(tmp_path: Path) -> None:
     """Every committed headline run's notebook, re-rendered now, and the page over them."""
@@ -52,6 +63,13 @@ def test_the_published_runs_render_cleanly(tmp_path: Path) -> None:
     for path in executed:
         page = tmp_path / f"{path.stem}.html"
         page.write_bytes(render_report(path))
-        problems[path.stem] = reader_problems(probe(page, tmp_path / "profile"))
+        measured = probe(page, tmp_path / "profile")
+        problems[path.stem] = reader_problems(measured)
         problems[path.stem] += remote_loads(page.read_text(encoding="utf-8"))
+        if _has_summary(path):  # runs made before the summary cell existed have none
+            problems[path.stem] += layout_problems(measured, long_tables=False)
     assert {k: v for k, v in problems.items() if v} == {}
+
+
+def _has_summary(executed: Path) -> bool:
+    return SUMMARY_TAG in executed.read_text(encoding="utf-8")

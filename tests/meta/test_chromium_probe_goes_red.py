@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.evidence.chromium_probe import chromium, probe, reader_problems
+from tests.evidence.chromium_probe import chromium, layout_problems, probe, reader_problems
 
 pytestmark = pytest.mark.skipif(
     chromium() is None,
@@ -34,3 +34,31 @@ def test_a_missing_image_a_json_dump_and_overflow_each_go_red(tmp_path: Path) ->
         "raw JSON dump",
         "horizontal overflow",
     ]
+
+
+SUMMARY = "<div class='fp8lab-summary'><h2>Summary</h2></div>"
+FOLD = "<details class='fp8lab-fold'><summary>t</summary><table></table></details>"
+
+
+def test_a_summary_at_the_top_and_a_closed_fold_are_green(tmp_path: Path) -> None:
+    page = tmp_path / "good.html"
+    page.write_text(f"<!doctype html><html><body>{SUMMARY}{FOLD}</body></html>")
+    assert layout_problems(probe(page, tmp_path / "profile"), long_tables=True) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "want"),
+    [
+        (f"<div style='height:2000px'></div>{SUMMARY}{FOLD}", "summary starts at"),
+        (FOLD, "summaries: 0"),
+        (SUMMARY + SUMMARY + FOLD, "summaries: 2"),
+        (SUMMARY + "<table></table>", "no folded table"),
+        (SUMMARY + FOLD.replace("<details ", "<details open "), "1 folds open"),
+    ],
+    ids=["summary-below-the-fold", "no-summary", "two-summaries", "no-fold", "fold-open"],
+)
+def test_each_layout_defect_goes_red(tmp_path: Path, body: str, want: str) -> None:
+    page = tmp_path / "bad.html"
+    page.write_text(f"<!doctype html><html><body>{body}</body></html>")
+    found = layout_problems(probe(page, tmp_path / "profile"), long_tables=True)
+    assert len(found) == 1 and found[0].startswith(want), found

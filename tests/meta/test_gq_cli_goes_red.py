@@ -125,7 +125,7 @@ def test_a_defective_kernel_is_a_fail_row_with_the_reason(
         (["--rule", "vllm-per-grup"], "vllm-per-group-ue8m0, ocp-floor, rceil, te-nvfp4-divide"),
         (["--scheme", "mxfp8", "--rule", "vllm-per-group"], "ocp-floor, rceil"),
         (["--kernel", "gqk:right", "--scheme", "per-token"], "--scheme and --rule"),
-        (["--kernel", "./libq.so:f", "--scheme", "mxfp8", "--rule", "rceil"], "MODULE:FUNC"),
+        (["--kernel", "./libq.so:f", "--scheme", "mxfp8", "--rule", "rceil"], "no such file"),
         (["--kernel", "gqk:no_such_func", "--scheme", "mxfp8", "--rule", "rceil"], "gqk"),
         (["--nan-policy", "vllm-cpp", "--kernel", "gqk:right"], "G1 and G2 only"),
     ],

@@ -7,6 +7,7 @@ import shutil
 import threading
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from fp8lab.cli.main import main
@@ -153,6 +154,12 @@ def test_interactive_run_with_defaults_writes_to_scratch(
     runs = list((tmp_path / "scratch").iterdir())
     assert len(runs) == 1 and runs[0].name.startswith("gate_g1-")
     assert (runs[0] / "tables" / "detector.json").is_file()
+    printed = [
+        o.get("text", "")
+        for c in nbformat.read(tmp_path / "out.ipynb", as_version=4).cells
+        for o in c.get("outputs", [])
+    ]
+    assert any(f"tables and figures go to {runs[0]}" in t for t in printed)
 
 
 def test_detector_notebook_smoke_run(tmp_path: Path) -> None:

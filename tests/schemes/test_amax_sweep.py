@@ -72,6 +72,7 @@ def _reference_splits(pair: str, p: int, global_amax: float = 2688.0) -> bool:
     return bool(a[0] != b[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pair", PAIRS)
 def test_sweep_verdicts_match_the_exact_reference(pair: str) -> None:
     samples = _samples(1)

@@ -1,0 +1,157 @@
+"""GQ in a bundle: the kernel calls GQ makes for one scheme and rule, and their replay.
+
+Each case is one call of :func:`fp8lab.gates.gq.gq_calls` (same order, same
+names): ``name``, ``word_class``, ``input_dtype``, ``m``, ``k``, ``input``,
+``input_sha256``, for nvfp4 ``global_amax_hex`` (the float32 bits of GQ's
+``global_scale``), then the two files the user writes, ``codes`` (m*k uint8)
+and ``scales`` (``scales_dtype`` float32, e8m0fnu or e4m3fn bytes, of shape
+``scales_shape``), as the C ABI's ``fp8lab_scheme_quant`` writes them. The
+document names ``scheme`` and ``rule``; the population sha256 starts with
+the line ``scheme rule``. README "Dumped outputs".
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fp8lab.bundle.cases import BundleCase, f32_hex, sha256
+from fp8lab.bundle.replay import BundleCaseError
+from fp8lab.gates.gq import GQ_SCHEMES, gq_calls
+
+__all__ = ["BundleSchemeKernel", "gq_bundle_cases", "gq_sidecar_line"]
+
+_EXT = {"float32": "f32", "bfloat16": "bf16"}
+_SCALES = {"float32": ("float32", "f32", 4), "e8m0fnu": ("e8m0fnu", "e8m0", 1)}
+_SCALES["e4m3fn"] = ("e4m3fn", "e4m3", 1)
+
+
+def _scales_shape(scheme: str, m: int, k: int) -> list[int]:
+    granularity, block, _ = GQ_SCHEMES[scheme]
+    if granularity.name == "TENSOR":
+        return [1]
+    if granularity.name == "ROW":
+        return [m]
+    assert block is not None
+    return [m, k // block]
+
+
+def gq_bundle_cases(scheme: str, rule: str) -> list[BundleCase]:
+    """This version's GQ calls for ``scheme`` under ``rule`` as bundle cases, in GQ's order.
+
+    Raises:
+        ValueError: for an unknown scheme or rule, or a rule of another scheme.
+    """
+    scale_format = GQ_SCHEMES[scheme][2] if scheme in GQ_SCHEMES else ""
+    out: list[BundleCase] = []
+    for i, call in enumerate(gq_calls(scheme, rule)):
+        x = call.args[0]
+        m, k = x.shape
+        dtype, ext, width = _SCALES[scale_format]
+        shape = _scales_shape(scheme, m, k)
+        entry: dict[str, Any] = {
+            "name": call.name,
+            "word_class": call.label,
+            "input_dtype": x.dtype.name,
+            "m": int(m),
+            "k": int(k),
+            "input": f"inputs/{i:03d}.{_EXT[x.dtype.name]}",
+            "input_sha256": sha256(x.tobytes()),
+        }
+        if len(call.args) > 1:
+            entry["global_amax_hex"] = f32_hex(np.asarray(call.args[1]).reshape(-1)[0])
+        entry |= {
+            "codes": f"outputs/{i:03d}.codes.u8",
+            "scales": f"outputs/{i:03d}.scales.{ext}",
+            "scales_dtype": dtype,
+            "scales_shape": shape,
+        }
+        out.append(BundleCase(entry, {"input": x}, int(m * k) + int(np.prod(shape)) * width))
+    return out
+
+
+def gq_sidecar_line(entry: dict[str, Any]) -> str:
+    """``input_dtype m k global_amax_hex input codes scales scales_dtype scales_count name``.
+
+    ``global_amax_hex`` is ``-`` outside nvfp4; ``scales_count`` is the product of ``scales_shape``.
+    """
+    fields = [entry["input_dtype"], entry["m"], entry["k"], entry.get("global_amax_hex", "-")]
+    fields += [entry[f] for f in ("input", "codes", "scales", "scales_dtype")]
+    fields += [int(np.prod(entry["scales_shape"])), entry["name"]]
+    return " ".join(str(f) for f in fields)
+
+
+def _key(x: np.ndarray, rest: tuple[Any, ...]) -> tuple[Any, ...]:
+    g = f32_hex(np.asarray(rest[0]).reshape(-1)[0]) if rest else "-"
+    return (x.dtype.name, sha256(np.ascontiguousarray(x).tobytes()), g)
+
+
+@dataclass
+class BundleSchemeKernel:
+    """A GQ kernel whose codes and scales are a bundle's ``codes`` and ``scales`` files.
+
+    ``cases`` are the cases the bundle holds (none for a bundle with an empty
+    list); calls with equal inputs are served in the bundle's order.
+    """
+
+    name: str
+    root: Path
+    scheme: str
+    rule: str
+    cases: list[BundleCase]
+
+    def __post_init__(self) -> None:
+        self._queue: dict[tuple[Any, ...], list[BundleCase]] = defaultdict(list)
+        for case in self.cases:
+            e = case.entry
+            key = (e["input_dtype"], e["input_sha256"], e.get("global_amax_hex", "-"))
+            self._queue[key].append(case)
+
+    def _file(self, case: BundleCase, field: str, size: int) -> bytes:
+        rel = case.entry[field]
+        path = self.root / rel
+        if not path.is_file():
+            raise BundleCaseError(f"case {case.name!r}: {field} file {rel} is missing")
+        data: bytes = path.read_bytes()
+        if len(data) != size:
+            how = "short" if len(data) < size else "long"
+            raise BundleCaseError(
+                f"case {case.name!r}: {field} file {rel} is {how}: {len(data)} bytes, want {size}"
+            )
+        return data
+
+    def __call__(self, x: np.ndarray, *global_scale: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The recorded ``(codes, scales)`` for this call.
+
+        Raises:
+            BundleCaseError: naming the case and what is wrong with its files,
+                or saying no case matches the call.
+        """
+        queue = self._queue.get(_key(x, global_scale))
+        if not queue:
+            raise BundleCaseError(
+                f"no case of the bundle matches this call ({x.dtype.name} {x.shape})"
+            )
+        case = queue.pop(0)
+        e = case.entry
+        want = sha256(case.inputs["input"].tobytes())
+        path = self.root / e["input"]
+        if not path.is_file():
+            raise BundleCaseError(f"case {case.name!r}: input file {e['input']} is missing")
+        if sha256(path.read_bytes()) != want:
+            raise BundleCaseError(
+                f"case {case.name!r}: input file {e['input']} changed since export"
+            )
+        dtype, _, width = _SCALES[e["scales_dtype"]]
+        shape = tuple(e["scales_shape"])
+        codes = self._file(case, "codes", e["m"] * e["k"])
+        scales = self._file(case, "scales", int(np.prod(shape)) * width)
+        view = np.float32 if dtype == "float32" else np.uint8
+        return (
+            np.frombuffer(codes, np.uint8).reshape(e["m"], e["k"]).copy(),
+            np.frombuffer(scales, view).reshape(shape).copy(),
+        )

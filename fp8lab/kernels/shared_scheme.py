@@ -1,0 +1,109 @@
+"""GQ kernels in shared libraries: ``fp8lab_scheme_quant`` and ``fp8lab_nvfp4_quant``.
+
+:class:`SharedSchemeKernel` wraps a symbol with one of the two GQ signatures of
+``fp8lab/abi/fp8lab_kernel.h`` as GQ's ``FUNC(x) -> (codes, scales)`` (nvfp4:
+``FUNC(x, global_scale)``). The library cannot say which scheme it computes;
+the caller names it, and the scheme fixes the scales' dtype and shape
+(:data:`SCHEME_SCALES`). Each call runs the library twice on private copies,
+its outputs pre-filled with 0x00 and then 0xFF bytes: outputs that differ
+(an element left unwritten, or a kernel that is not deterministic) raise
+:class:`~fp8lab.kernels.shared.SharedKernelError`, as a non-zero return does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import numpy.typing as npt
+
+from fp8lab.kernels.shared import SharedKernelError, call_shared, shared_function
+
+__all__ = ["SCHEME_SCALES", "SharedSchemeKernel", "scheme_signature"]
+
+# scheme -> (scales dtype, elements per scale along a row; 0: one per row, None: one in all)
+SCHEME_SCALES: dict[str, tuple[np.dtype[Any], int | None]] = {
+    "per-tensor": (np.dtype(np.float32), None),
+    "per-token": (np.dtype(np.float32), 0),
+    "per-group": (np.dtype(np.float32), 128),
+    "mxfp8": (np.dtype(np.uint8), 32),
+    "nvfp4": (np.dtype(np.uint8), 16),
+}
+_X_DTYPES = {np.dtype(np.float32): 0, np.dtype(ml_dtypes.bfloat16): 1}  # fp8lab_kernel.h
+
+
+def scheme_signature(scheme: str) -> str:
+    """The ABI signature ``scheme`` uses: "nvfp4" or "scheme".
+
+    Raises:
+        ValueError: for an unknown scheme.
+    """
+    if scheme not in SCHEME_SCALES:
+        raise ValueError(f"unknown scheme {scheme!r}; choose from {', '.join(SCHEME_SCALES)}")
+    return "nvfp4" if scheme == "nvfp4" else "scheme"
+
+
+def _scales_shape(scheme: str, m: int, k: int) -> tuple[int, ...]:
+    per = SCHEME_SCALES[scheme][1]
+    if per is None:
+        return (1,)
+    if per == 0:
+        return (m,)
+    if k % per:
+        raise ValueError(f"{scheme}: K={k} is not a multiple of its block size {per}")
+    return (m, k // per)
+
+
+@dataclass(frozen=True)
+class SharedSchemeKernel:
+    """A GQ kernel from a shared library, for the scheme the caller names."""
+
+    name: str
+    path: str
+    symbol: str
+    scheme: str
+    _function: Any = field(default=None, repr=False, compare=False)
+
+    def _once(
+        self, x: np.ndarray, fill: int, extra: tuple[Any, ...]
+    ) -> tuple[npt.NDArray[np.uint8], np.ndarray]:
+        m, k = x.shape
+        private = np.array(x, order="C", copy=True)  # the library gets its own copy
+        codes = np.full((m, k), fill, np.uint8)
+        scales = np.full(_scales_shape(self.scheme, m, k), 0, SCHEME_SCALES[self.scheme][0])
+        scales.view(np.uint8)[...] = fill
+        function = self._function or shared_function(
+            self.path, self.symbol, scheme_signature(self.scheme)
+        )
+        head = (private.ctypes.data, _X_DTYPES[x.dtype], m, k)
+        call_shared(function, self.symbol, *head, *extra, codes.ctypes.data, scales.ctypes.data)
+        return codes, scales
+
+    def __call__(self, x: np.ndarray, *global_scale: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``(codes, scales)`` for float32 or bfloat16 ``x`` [M, K] (nvfp4: and a global amax).
+
+        Raises:
+            ValueError: for an input the ABI does not carry (dtype, rank, argument count).
+            SharedKernelError: for a non-zero return, or outputs that depend on their fill.
+        """
+        arr = np.asarray(x)
+        if arr.dtype not in _X_DTYPES or arr.ndim != 2:
+            raise ValueError(f"the C ABI takes float32 or bfloat16 [M, K], not {arr.dtype}")
+        want = 1 if self.scheme == "nvfp4" else 0
+        if len(global_scale) != want:
+            raise ValueError(f"{self.scheme} takes {want} argument(s) after x")
+        extra: tuple[Any, ...] = ()
+        if want:
+            with np.errstate(all="ignore"):
+                extra = (float(np.float32(np.asarray(global_scale[0]).reshape(-1)[0])),)
+        first = self._once(arr, 0x00, extra)
+        second = self._once(arr, 0xFF, extra)
+        for what, a, b in zip(("codes", "scales"), first, second, strict=True):
+            if a.tobytes() != b.tobytes():
+                raise SharedKernelError(
+                    f"{self.symbol} left {what} unwritten or is not deterministic "
+                    "(outputs differ between calls with 0x00- and 0xFF-filled buffers)"
+                )
+        return first
