@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-import numpy as np
-
 from fp8lab.gates import GateResult, run_gq
 from fp8lab.mutants.patch import SourcePatch
 from fp8lab.schemes import port
@@ -23,6 +21,7 @@ from fp8lab.schemes import port
 __all__ = [
     "PORT_MODULE",
     "SCHEME_BUILDERS",
+    "NVFP4_MUTANTS",
     "SCHEME_MUTANTS",
     "SchemeMutant",
     "SchemeSubject",
@@ -36,12 +35,12 @@ PORT_MODULE = "fp8lab.schemes.port"
 
 @dataclass(frozen=True)
 class SchemeSubject:
-    """A ``FUNC(x) -> (codes, scales)`` kernel and the scheme and rule GQ checks it under."""
+    """A GQ kernel (``FUNC(x)``, nvfp4 ``FUNC(x, global_amax)``) and its scheme and rule."""
 
     name: str
     scheme: str
     rule: str
-    func: Callable[[np.ndarray], Any]
+    func: Callable[..., Any]
 
 
 @dataclass(frozen=True)
@@ -68,6 +67,80 @@ _PROPAGATE = (
     "    amax = np.fmax.reduce(a, axis=1, initial=init) if skip else "
     "np.maximum(a.max(axis=1), init)\n"
 )
+
+_NV_AMAX = "        amax = np.fmax.reduce(np.abs(blocks), axis=1, initial=_F32(0))\n"
+_NV_BYTE = '    return encode(np.asarray(s, _F32), "e4m3fn", saturate=True, nan="canonical")\n'
+_NV_INV = "            inv = np.fmin(_F32(1.0) / (dec_b * s_dec), np.finfo(_F32).max)\n"
+_NV_RCP6 = "        rcp6 = _F32(1.0) / _F32(6.0)\n"
+_NV_NAN = "    nan = np.isnan(q)\n"
+_E2M1_MIDS = "[0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0]"
+_DIVIDE = (("nvfp4", "te-nvfp4-divide"),)
+_RECIPROCAL = (("nvfp4", "te-nvfp4-reciprocal"),)
+_FUSED = (("nvfp4", "te-nvfp4-fused"),)
+
+# NVFP4 (TE's kernels, fp8lab.schemes.nvfp4_rules): each a patch of nvfp4_block_scales or
+# nvfp4_quant, gated under one rule.
+NVFP4_MUTANTS: dict[str, SchemeMutant] = {
+    # e4m3 block byte truncated (float32 mantissa cut to 3 bits) instead of RNE: one step low.
+    "nvfp4_scale_truncated": SchemeMutant(
+        _FUSED,
+        (
+            (
+                _NV_BYTE,
+                "    s = (np.asarray(s, _F32).view(np.uint32) & np.uint32(0xFFF0_0000))"
+                ".view(_F32)\n" + _NV_BYTE,
+            ),
+        ),
+    ),
+    # The block formula multiplies by S_dec = 1 / S_enc where S_enc belongs.
+    "nvfp4_s_enc_s_dec_swapped": SchemeMutant(
+        _DIVIDE, ((_NV_RCP6, "        s_enc = _F32(1.0) / s_enc\n" + _NV_RCP6),)
+    ),
+    # The block amax stops one element short: 15 of 16 reduced.
+    "nvfp4_block_off_by_one": SchemeMutant(
+        _RECIPROCAL, ((_NV_AMAX, _NV_AMAX.replace("np.abs(blocks)", "np.abs(blocks[:, :-1])")),)
+    ),
+    # The block amax over 32 elements (MXFP8's block), one byte per 16 all the same.
+    "nvfp4_block_32": SchemeMutant(
+        _DIVIDE,
+        (
+            (
+                _NV_AMAX,
+                "        amax = np.repeat(np.fmax.reduce(np.abs(x32.reshape(-1, 32)), axis=1, "
+                "initial=_F32(0)), 2)\n",
+            ),
+        ),
+    ),
+    # e2m1 ties rounded away from zero (microxcaling's default) instead of to even.
+    "nvfp4_e2m1_ties_away": SchemeMutant(
+        _FUSED,
+        (
+            (
+                _NV_NAN,
+                f"    q = np.where(np.isin(np.abs(q), {_E2M1_MIDS}), np.nextafter(q, 2 * q), q)\n"
+                + _NV_NAN,
+            ),
+        ),
+    ),
+    # NaN propagated into the block amax (torch.amax) where TE's fmaxf skips it.
+    "nvfp4_amax_propagates_nan": SchemeMutant(
+        _DIVIDE, ((_NV_AMAX, _NV_AMAX.replace("np.fmax.reduce", "np.maximum.reduce")),)
+    ),
+    # The element multiplier without fminf(., FLT_MAX): a zero block gets 1/0 = inf, 0*inf = NaN.
+    "nvfp4_inverse_unclamped": SchemeMutant(
+        _DIVIDE, ((_NV_INV, "            inv = _F32(1.0) / (dec_b * s_dec)\n"),)
+    ),
+    # TE's other block formula: amax * fl(1/6) * S_enc where amax / 6 * S_enc is declared.
+    "nvfp4_reciprocal_for_divide": SchemeMutant(
+        _DIVIDE,
+        (("            s = amax / _F32(6.0) * s_enc\n", "            s = amax * rcp6 * s_enc\n"),),
+    ),
+    # amax * (S_enc * fl(1/6)) where amax * fl(1/6) * S_enc is declared (equal at S_enc = 1).
+    "nvfp4_fused_for_reciprocal": SchemeMutant(
+        _RECIPROCAL,
+        (("            s = amax * rcp6 * s_enc\n", "            s = amax * (s_enc * rcp6)\n"),),
+    ),
+}
 
 SCHEME_MUTANTS: dict[str, SchemeMutant] = {
     # vLLM per-token without min_scaling_factor: a zero row gives s = 0 and 0/0 = NaN.
@@ -130,7 +203,13 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
             (_SCALE, _SCALE + "            s = s.astype(ml_dtypes.bfloat16).astype(_F32)\n"),
         ),
     ),
+    **NVFP4_MUTANTS,
 }
+
+
+def _quant(module: Any, scheme: str, rule: str) -> Callable[..., Any]:
+    """The port's kernel of ``scheme``: ``nvfp4_quant(x, global_amax)`` or ``scheme_quant(x)``."""
+    return partial(module.nvfp4_quant if scheme == "nvfp4" else module.scheme_quant, rule=rule)
 
 
 def scheme_subjects(name: str, mutant: SchemeMutant) -> list[SchemeSubject]:
@@ -141,7 +220,7 @@ def scheme_subjects(name: str, mutant: SchemeMutant) -> list[SchemeSubject]:
     """
     module = mutant.patch().load(f"fp8lab_scheme_mutant_{name}")
     return [
-        SchemeSubject(name, scheme, rule, partial(module.scheme_quant, rule=rule))
+        SchemeSubject(name, scheme, rule, _quant(module, scheme, rule))
         for scheme, rule in mutant.gated_as
     ]
 
@@ -149,7 +228,7 @@ def scheme_subjects(name: str, mutant: SchemeMutant) -> list[SchemeSubject]:
 def restored(name: str) -> list[SchemeSubject]:
     """The unmutated port under the (scheme, rule) pairs of mutant ``name``."""
     return [
-        SchemeSubject(f"{rule} port", scheme, rule, partial(port.scheme_quant, rule=rule))
+        SchemeSubject(f"{rule} port", scheme, rule, _quant(port, scheme, rule))
         for scheme, rule in SCHEME_MUTANTS[name].gated_as
     ]
 

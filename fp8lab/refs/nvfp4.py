@@ -1,17 +1,22 @@
 """Exact reference for NVFP4 quantization: e2m1fn elements, an e4m3fn scale per 16, a global amax.
 
-Written from TransformerEngine ``quantize_transpose_nvfp4.cuh`` (433b1dbc,
-rowwise; :mod:`fp8lab.schemes.nvfp4_rules`), one float32 rounding per
-operation (:mod:`fp8lab.refs.float32_exact`):
+Written from the TransformerEngine kernels each rule names
+(:mod:`fp8lab.schemes.nvfp4_rules`: ``quantize_transpose_nvfp4.cuh`` 433b1dbc,
+``quantize_nvfp4.cuh`` 433b1dbc, ``quantize_transpose_nvfp4_tuned_1D.cuh``
+523801df7; rowwise), one float32 rounding per operation
+(:mod:`fp8lab.refs.float32_exact`):
 
 * ``block_amax = fmaxf(... fmaxf(0, |x_0|) ..., |x_15|)`` (NaN skipped);
 * the block byte by :func:`fp8lab.refs.schemes.reference_nvfp4_block_scales`;
-* ``S_dec = float(1.0 / S_enc)``: a double quotient rounded to float32, which
-  equals the float32 quotient (53 >= 2*24 + 2: double rounding of a quotient
-  is innocuous, Figueroa 1995);
-* ``inv = fminf(1 / (decode(byte) * S_dec), FLT_MAX)`` and ``q = x * inv``;
-* the cast is RNE, SATFINITE (the scan reference), and NaN becomes +6 (0x07):
-  CUDA ``cuda_fp4.h``, "NaN input values result in positive MAXNORM".
+* the element multiplier by the rule's ``inverse``: ``DECODE_PRODUCT`` is
+  ``fminf(1 / (decode(byte) * S_dec), FLT_MAX)`` with ``S_dec = float(1.0 /
+  S_enc)``, a double quotient rounded to float32 that equals the float32
+  quotient (53 >= 2*24 + 2: double rounding of a quotient is innocuous,
+  Figueroa 1995); ``ENCODE_QUOTIENT`` is ``S_enc / decode(byte)``, unclamped;
+* ``q = x * inv``; the cast is RNE, SATFINITE (the scan reference), and NaN
+  becomes +6 (0x07): CUDA ``cuda_fp4.hpp``, "NaN converts to positive
+  FP4_MAXNORM" (so under ``ENCODE_QUOTIENT`` a zero in a byte-0 block, 0 * inf,
+  codes +6).
 
 The e4m3fn byte is decoded here from the format's fields. Nothing is shared
 with the numpy port, :func:`fp8lab.schemes.port.nvfp4_quant`.
@@ -29,7 +34,7 @@ from fp8lab.formats import get_format
 from fp8lab.refs.float32_exact import f32, f32_div, f32_mul, fmaxf, fminf
 from fp8lab.refs.scan import ScanPolicy, scan_encode
 from fp8lab.refs.schemes import reference_nvfp4_block_scales
-from fp8lab.schemes.nvfp4_rules import Nvfp4ScaleRule
+from fp8lab.schemes.nvfp4_rules import Nvfp4Inverse, Nvfp4ScaleRule
 
 __all__ = ["NVFP4_NAN_CODE", "reference_nvfp4_quant"]
 
@@ -79,11 +84,16 @@ def reference_nvfp4_quant(
             amax = fmaxf(amax, abs(v))
         amaxes.append(amax)
     scale_bytes = reference_nvfp4_block_scales(np.array(amaxes, np.float32), g, rule)
-    s_dec = f32_div(1.0, _s_enc(g))
+    s_enc = _s_enc(g)
+    s_dec = f32_div(1.0, s_enc)
     q = np.empty((len(blocks), rule.block), np.float32)
     nan = np.zeros(q.shape, bool)
     for b, block in enumerate(blocks):
-        inv = fminf(f32_div(1.0, f32_mul(_decode_scale(int(scale_bytes[b])), s_dec)), _FLT_MAX)
+        d = _decode_scale(int(scale_bytes[b]))
+        if rule.inverse is Nvfp4Inverse.ENCODE_QUOTIENT:
+            inv = f32_div(s_enc, d)
+        else:
+            inv = fminf(f32_div(1.0, f32_mul(d, s_dec)), _FLT_MAX)
         row = [f32_mul(v, inv) for v in block]
         nan[b] = [math.isnan(v) for v in row]
         q[b] = [0.0 if math.isnan(v) else v for v in row]

@@ -180,11 +180,11 @@ def reference_nvfp4_block_scales(
     values = []
     for amax in np.asarray(block_amax, np.float32).reshape(-1).tolist():
         if rule.order is Nvfp4Order.DIVIDE:
-            s = fminf(f32_mul(f32_div(amax, 6.0), s_enc), _FLT_MAX)
+            s = f32_mul(f32_div(amax, 6.0), s_enc)
         elif rule.order is Nvfp4Order.RECIPROCAL:
             s = f32_mul(f32_mul(amax, rcp6), s_enc)
         else:
             s = f32_mul(amax, f32_mul(s_enc, rcp6))
-        values.append(s)
+        values.append(fminf(s, _FLT_MAX) if rule.clamp_block else s)
     wide = np.array(values, np.float32).reshape(np.shape(block_amax))
     return scan_encode(wide, get_format("e4m3fn"), _SATFINITE)

@@ -5,7 +5,7 @@ The package itself holds data only, so the exact reference
 port, :mod:`fp8lab.schemes.port` (``fp8lab.scheme_quant``).
 """
 
-from fp8lab.schemes.nvfp4_rules import NVFP4_RULES, Nvfp4Order, Nvfp4ScaleRule
+from fp8lab.schemes.nvfp4_rules import NVFP4_RULES, Nvfp4Inverse, Nvfp4Order, Nvfp4ScaleRule
 from fp8lab.schemes.rules import (
     RULES,
     AmaxNan,
@@ -20,6 +20,7 @@ from fp8lab.schemes.rules import (
 __all__ = [
     "NVFP4_RULES",
     "RULES",
+    "Nvfp4Inverse",
     "Nvfp4Order",
     "Nvfp4ScaleRule",
     "AmaxNan",

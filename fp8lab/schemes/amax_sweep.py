@@ -11,7 +11,9 @@ checks each against the exact reference (:mod:`fp8lab.refs.schemes`,
   rounded ``log2f`` against the exponent-bit ceiling, ``s = fmaxf(amax/448, 1e-10f)``;
 * ``log2-vs-bits-floor``: OCP FLOOR with ``floor(log2f(amax))`` (microxcaling)
   against the exponent bits (torchao), e4m3fn elements;
-* ``nvfp4-divide-vs-reciprocal``: TE's two block-scale bytes at a given ``S_enc``.
+* ``nvfp4-divide-vs-reciprocal``: TE's two block-scale bytes at a given ``S_enc``;
+* ``nvfp4-divide-vs-fused`` and ``nvfp4-reciprocal-vs-fused``: each against TE's
+  third, ``fminf(amax * (S_enc * fl(1/6)), FLT_MAX)`` (523801df7).
 """
 
 from __future__ import annotations
@@ -27,10 +29,18 @@ from fp8lab.codecs.table import float32_table
 from fp8lab.formats import FORMATS
 from fp8lab.schemes.log2_model import ceil_thresholds, floor_thresholds
 
-__all__ = ["PAIRS", "SweepResult", "sweep_pair"]
+__all__ = ["NVFP4_PAIRS", "PAIRS", "SweepResult", "sweep_pair"]
 
 ALL_POSITIVE = 1 << 31
-PAIRS = ("floor-vs-rceil", "log2-vs-bits-ceil", "log2-vs-bits-floor", "nvfp4-divide-vs-reciprocal")
+PAIRS = (
+    "floor-vs-rceil",
+    "log2-vs-bits-ceil",
+    "log2-vs-bits-floor",
+    "nvfp4-divide-vs-reciprocal",
+    "nvfp4-divide-vs-fused",
+    "nvfp4-reciprocal-vs-fused",
+)
+NVFP4_PAIRS = PAIRS[3:]
 _CHUNK = 1 << 20
 _EMAX_E4M3 = FORMATS["e4m3fn"].maxexp - 1  # 8
 
@@ -126,12 +136,16 @@ def _sweep(
                     uf = min(max(e + 1 - 127 - _EMAX_E4M3, -127), 128)
                     same = ub == uf
             else:
-                v1 = (amax / np.float32(6.0)) * s_enc
+                v1 = (amax / np.float32(6.0)) * s_enc  # divide, clamped
                 if not (v1 < fmax32):
                     v1 = fmax32
-                box[0] = v1
+                v2 = (amax * rcp6) * s_enc  # reciprocal, unclamped
+                v3 = amax * (s_enc * rcp6)  # fused, clamped
+                if not (v3 < fmax32):
+                    v3 = fmax32
+                box[0] = v2 if pair == 5 else v1
                 a = _e4m3(box, table)
-                box[0] = (amax * rcp6) * s_enc
+                box[0] = v2 if pair == 3 else v3
                 r = _e4m3(box, table)
                 same = a == r
             if not same:
@@ -179,15 +193,15 @@ def sweep_pair(
         differ_nan_amax=int(rows[:, 1].sum()),
         first_differ=int(firsts.min()) if firsts.size else -1,
         wall_seconds=round(time.monotonic() - t0, 3),
-        s_enc=s_enc if pair == PAIRS[3] else None,
+        s_enc=s_enc if pair in NVFP4_PAIRS else None,
     )
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m fp8lab.schemes.amax_sweep [PAIR...]``: every pair over all 2**31 patterns.
 
-    Prints one JSON line per sweep (``nvfp4-divide-vs-reciprocal`` at ``S_enc``
-    1 and 2688); an unknown pair is one line on stderr and exit status 2.
+    Prints one JSON line per sweep (the ``nvfp4-*`` pairs at ``S_enc`` 1 and
+    2688); an unknown pair is one line on stderr and exit status 2.
     """
     import json
     import sys
@@ -202,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     for name in names:
-        for s_enc in (1.0, 2688.0) if name == PAIRS[3] else (1.0,):
+        for s_enc in (1.0, 2688.0) if name in NVFP4_PAIRS else (1.0,):
             print(json.dumps(asdict(sweep_pair(name, s_enc=s_enc))), flush=True)
     return 0
 

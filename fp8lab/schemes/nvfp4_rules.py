@@ -1,24 +1,41 @@
-"""NVFP4 block-scale rules as data: which float32 expression feeds the e4m3 cast.
+"""NVFP4 rules as data: the block-scale expression, and the element path of the kernel that uses it.
 
 NVFP4 stores e2m1 elements with one e4m3 scale per 16 elements and a float32
 per-tensor encode scale ``S_enc = fminf(2688 / global_amax, FLT_MAX)`` (1 when
-``global_amax == 0`` or ``S_enc == 0``). TransformerEngine's
-``transformer_engine/common/cast/nvfp4/core_nvfp4.cuh`` computes the block
-scale byte ``e4m3_satfinite(S_dec_b)`` with three float32 expressions over its
-history, read in this session:
+``global_amax == 0`` or ``S_enc == 0``; TransformerEngine ``core_nvfp4.cuh``
+``compute_global_encode_scaling_factor_FP4``). TE computes the block scale byte
+``e4m3_satfinite(S_dec_b)`` with three float32 expressions over its history
+(``transformer_engine/common/cast/nvfp4/core_nvfp4.cuh``):
 
-* ``divide`` (433b1dbc, transpose path): ``(block_amax / 6) * S_enc``, then ``fminf(., FLT_MAX)``;
-* ``reciprocal`` (433b1dbc, non-transpose path): ``(block_amax * fl(1/6)) * S_enc``;
-* ``fused`` (0718c016, both paths): ``block_amax * (S_enc * fl(1/6))``.
+* ``divide`` (433b1dbc, ``quantization_and_transposition_SF``):
+  ``fminf((block_amax / 6) * S_enc, FLT_MAX)``;
+* ``reciprocal`` (433b1dbc, ``quantization_SF``): ``(block_amax * fl(1/6)) * S_enc``;
+* ``fused`` (523801df7, ``quantization_and_transposition_SF``):
+  ``fminf(block_amax * (S_enc * fl(1/6)), FLT_MAX)``.
 
-The element path is modelled where it was read: ``te-nvfp4-divide`` is the
-block scale of ``quantize_transpose_nvfp4.cuh`` (433b1dbc, which uses
-``quantization_and_transposition_SF``), whose elements are
-``cvt.rn.satfinite.e2m1x2.f32(x * fminf(1 / (float(S_dec_b) * S_dec), FLT_MAX))``
-with ``S_dec = float(1.0 / S_enc)``; a NaN becomes +6 (0x7), CUDA
-``cuda_fp4.h`` "NaN input values result in positive MAXNORM". The other two
-rules model the block-scale byte only (``element_source`` is None): their
-kernels' element paths were not read.
+Each rule names the kernel that uses its block formula and how that kernel
+turns the decoded block byte into the element multiplier (:class:`Nvfp4Inverse`):
+
+* ``te-nvfp4-divide``: ``quantize_transpose_nvfp4.cuh`` (433b1dbc), rowwise;
+* ``te-nvfp4-reciprocal``: ``quantize_nvfp4.cuh`` ``quantize_nvfp4_kernel``
+  (433b1dbc), rowwise: ``S_enc / float(S_dec_b)`` by ``__fdiv_rn``, no clamp.
+  No dispatch ever called this kernel (``cast/dispatch/quantize.cuh`` at
+  433b1dbc and ``util/cast_kernels.cuh`` at 3f5b47549 route NVFP4 to
+  ``quantize_transpose`` or ``quantize_transpose_vector_blockwise_fp4``), and
+  TE removed it as unused in 7e8bc98b2 (PR #2946). Its own ``S_enc`` is
+  ``1.0f / *output->scale``, a tensor no NVFP4 caller sets; fp8lab hands it the
+  ``S_enc`` of the global amax, as for the other rules.
+* ``te-nvfp4-fused``: ``specialized/quantize_transpose_nvfp4_tuned_1D.cuh``
+  ``rowwise_scaling`` with ``compute_nvfp4_scaling_coefficient<float>``
+  (523801df7: the route of a bf16 1D cast through ``quantize_transpose``) and
+  ``quantize_transpose_nvfp4.cuh`` (523801df7, float32 or 2D), whose element
+  path is ``te-nvfp4-divide``'s.
+
+Every kernel casts with ``cvt.rn.satfinite.e2m1x2.f32`` (``ptx.cuh``
+``mul_cvt_*_to_fp4_*x``; ``quantize_nvfp4_kernel`` through CUDA
+``cuda_fp4.hpp`` ``__nv_fp4x4_e2m1(float4)`` -> ``__nv_cvt_float2_to_fp4x2(...,
+cudaRoundNearest)``, the same instruction on sm_100), and a NaN becomes +6
+(0x7): ``cuda_fp4.hpp``, "NaN converts to positive FP4_MAXNORM".
 """
 
 from __future__ import annotations
@@ -27,7 +44,7 @@ import enum
 from dataclasses import dataclass
 from types import MappingProxyType
 
-__all__ = ["NVFP4_RULES", "Nvfp4Order", "Nvfp4ScaleRule"]
+__all__ = ["NVFP4_RULES", "Nvfp4Inverse", "Nvfp4Order", "Nvfp4ScaleRule"]
 
 
 class Nvfp4Order(enum.Enum):
@@ -38,27 +55,46 @@ class Nvfp4Order(enum.Enum):
     FUSED = "fused"
 
 
+class Nvfp4Inverse(enum.Enum):
+    """The element multiplier a kernel derives from the decoded block byte ``d``.
+
+    ``DECODE_PRODUCT``: ``fminf(1 / (d * S_dec), FLT_MAX)`` with ``S_dec =
+    float(1 / S_enc)`` (a zero block gets FLT_MAX, so its zeros stay 0).
+    ``ENCODE_QUOTIENT``: ``S_enc / d``, unclamped (a zero block gets +inf, and
+    0 * inf = NaN codes +6).
+    """
+
+    DECODE_PRODUCT = "decode-product"
+    ENCODE_QUOTIENT = "encode-quotient"
+
+
 @dataclass(frozen=True)
 class Nvfp4ScaleRule:
-    """One NVFP4 block-scale formula.
+    """One NVFP4 rule: block-scale formula and element path.
 
     Args:
         name: the fixed rule name.
-        source: file, function and commit.
+        source: file, function and commit of the block formula.
         order: the float32 expression of the block decode scale.
+        clamp_block: whether ``fminf(., FLT_MAX)`` wraps it (only a NaN tells).
         block: elements per scale.
         element_source: where the element path was read, or None if it was not
             (then the rule models the block-scale byte only, and GQ refuses it).
+        inverse: how the element multiplier is formed.
     """
 
     name: str
     source: str
     order: Nvfp4Order
+    clamp_block: bool
     block: int = 16
     element_source: str | None = None
+    inverse: Nvfp4Inverse = Nvfp4Inverse.DECODE_PRODUCT
 
 
-_TE = "TransformerEngine transformer_engine/common/cast/nvfp4/core_nvfp4.cuh "
+_TE = "TransformerEngine transformer_engine/common/cast/nvfp4/"
+_CORE = _TE + "core_nvfp4.cuh "
+_CVT = "cvt.rn.satfinite.e2m1x2.f32, NaN -> +6"
 
 NVFP4_RULES: MappingProxyType[str, Nvfp4ScaleRule] = MappingProxyType(
     {
@@ -66,26 +102,42 @@ NVFP4_RULES: MappingProxyType[str, Nvfp4ScaleRule] = MappingProxyType(
         for r in (
             Nvfp4ScaleRule(
                 "te-nvfp4-divide",
-                _TE + "quantization_and_transposition_SF::compute_decoding_scaling_factor "
+                _CORE + "quantization_and_transposition_SF::compute_decoding_scaling_factor "
                 "(433b1dbc): e4m3(fminf(block_amax / 6.0f * S_enc, FLT_MAX))",
                 Nvfp4Order.DIVIDE,
-                element_source="TransformerEngine transformer_engine/common/cast/nvfp4/"
-                "quantize_transpose_nvfp4.cuh quantize_transpose_nvfp4_kernel, rowwise "
+                clamp_block=True,
+                element_source=_TE + "quantize_transpose_nvfp4.cuh "
+                "quantize_transpose_nvfp4_kernel, rowwise "
                 "(433b1dbc): block_amax by fmaxf(|x|) from 0, S_dec = 1.0 / S_enc, "
                 "x * fminf(1.0f / (float(S_dec_b_fp8) * S_dec), FLT_MAX), "
-                "ptx mul_cvt_*_to_fp4_4x (cvt.rn.satfinite.e2m1x2.f32)",
+                "ptx mul_cvt_*_to_fp4_4x (" + _CVT + ")",
             ),
             Nvfp4ScaleRule(
                 "te-nvfp4-reciprocal",
-                _TE + "quantization_SF::compute_decoding_scaling_factor (433b1dbc): "
+                _CORE + "quantization_SF::compute_decoding_scaling_factor (433b1dbc): "
                 "e4m3(block_amax * rcp_6f * S_enc)",
                 Nvfp4Order.RECIPROCAL,
+                clamp_block=False,
+                element_source=_TE + "quantize_nvfp4.cuh quantize_nvfp4_kernel, rowwise "
+                "(433b1dbc; never dispatched, removed in 7e8bc98b2): block_amax by "
+                "fmaxf(|x|) from 0, block_scale_inverse = __fdiv_rn(S_enc, "
+                "float(S_dec_b_fp8)), ptx::mul_cvt_4x: float(x) * inverse, "
+                "fp4e2m1x4(float4) (" + _CVT + "); S_enc of the global amax (the "
+                "kernel's own is 1.0f / *output->scale)",
+                inverse=Nvfp4Inverse.ENCODE_QUOTIENT,
             ),
             Nvfp4ScaleRule(
                 "te-nvfp4-fused",
-                _TE + "both compute_decoding_scaling_factor (0718c016): "
-                "e4m3(block_amax * (S_enc * fp4_max_inv))",
+                _CORE + "quantization_and_transposition_SF::compute_decoding_scaling_factor "
+                "(523801df7): e4m3(fminf(block_amax * (S_enc * fp4_max_inv), FLT_MAX))",
                 Nvfp4Order.FUSED,
+                clamp_block=True,
+                element_source=_TE + "specialized/quantize_transpose_nvfp4_tuned_1D.cuh "
+                "rowwise_scaling, compute_nvfp4_scaling_coefficient<float> (523801df7; "
+                "USE_FAST_MATH off): block_amax by abs_max_2x from 0, S_dec = 1.0f / "
+                "S_enc, fminf(1.0f / (float(S_dec_b_fp8) * S_dec), FLT_MAX), "
+                "mul_cvt_bf16_to_fp4_8x_round_to_nearest (" + _CVT + "); the same "
+                "element path in quantize_transpose_nvfp4.cuh (523801df7)",
             ),
         )
     }

@@ -32,7 +32,13 @@ import numpy.typing as npt
 
 from fp8lab.formats import FormatSpec, get_format
 
-__all__ = ["CASES", "NVFP4_SPLIT_AMAX_BITS", "case_labels", "scheme_population"]
+__all__ = [
+    "CASES",
+    "NVFP4_FUSED_SPLIT_AMAX_BITS",
+    "NVFP4_SPLIT_AMAX_BITS",
+    "case_labels",
+    "scheme_population",
+]
 
 CASES = (
     "random",
@@ -56,15 +62,40 @@ _SUB = 16  # the smallest block in the catalogue (NVFP4)
 # re-derives each one). A tensor holding 2688 = 448 * 6 has S_enc = 2688 / 2688 = 1.
 NVFP4_SPLIT_AMAX_BITS = tuple(0x3DE3_FFFF + (j << 23) for j in range(15))
 _NVFP4_SPLIT = "nvfp4-formula-split"
+# amax * (1/6) * S_enc and amax * (S_enc * (1/6)) (te-nvfp4-reciprocal and te-nvfp4-fused) are
+# one expression at S_enc = 1, so the case above cannot tell them apart. They split on exactly
+# these amax patterns in (0, 1] at S_enc = 2688 (global amax 1) and 1792 (global amax 1.5, GQ's
+# second call): every pattern from 2**-19 up, where both bytes leave 0, was tried by
+# nvfp4_block_scales (31 at 2688, 33 at 1792; tests/meta/test_gq_nvfp4_goes_red.py re-derives
+# them and shows their float32 neighbours agree).
+NVFP4_FUSED_SPLIT_AMAX_BITS: dict[float, tuple[int, ...]] = {
+    2688.0: (
+        0x3612_4925,
+        0x3736_DB6E,
+        *(0x3876_DB6D + (j << 23) for j in range(15)),
+        *(0x388D_B6DB + (j << 23) for j in range(14)),
+    ),
+    1792.0: (
+        0x365B_6DB7,
+        0x3724_9248,
+        0x37BF_FFFF,
+        0x3832_4925,
+        0x384D_B6DA,
+        *(0x3890_0000 + (j << 23) for j in range(14)),
+        *(0x38D4_9248 + (j << 23) for j in range(14)),
+    ),
+}
+_NVFP4_FUSED_SPLIT = "nvfp4-fused-split"
 
 
 def case_labels(element: str | FormatSpec) -> tuple[str, ...]:
     """The case labels of :func:`scheme_population` for ``element``, in order.
 
-    e2m1fn (NVFP4, the one scheme GQ runs with those elements) adds a case built
+    e2m1fn (NVFP4, the one scheme GQ runs with those elements) adds two cases built
     for its block-scale formulas.
     """
-    return (*CASES, _NVFP4_SPLIT) if get_format(element).name == "e2m1fn" else CASES
+    nvfp4 = (_NVFP4_SPLIT, _NVFP4_FUSED_SPLIT)
+    return (*CASES, *nvfp4) if get_format(element).name == "e2m1fn" else CASES
 
 
 def _nvfp4_split_rows(rng: np.random.Generator, k: int) -> npt.NDArray[np.float32]:
@@ -81,6 +112,27 @@ def _nvfp4_split_rows(rng: np.random.Generator, k: int) -> npt.NDArray[np.float3
         lo = (block + 1) * _SUB
         rows[row, lo : lo + _SUB] = (rng.uniform(-0.9, 0.9, _SUB) * amax).astype(np.float32)
         rows[row, lo + int(rng.integers(_SUB))] = amax * rng.choice([-1.0, 1.0])
+    return rows
+
+
+def _nvfp4_fused_split_rows(rng: np.random.Generator, k: int) -> npt.NDArray[np.float32]:
+    """Three tensors (rows) of amax 1 (S_enc 2688; 1792 in GQ's 1.5x call), 15 designed blocks each.
+
+    Row ``r`` holds every third amax of each list of
+    :data:`NVFP4_FUSED_SPLIT_AMAX_BITS` (at most 1.0), from the ``r``-th on,
+    eight at 2688 and seven at 1792, each the amax of its block.
+    """
+    at = {
+        s: np.array(b, np.uint32).view(np.float32) for s, b in NVFP4_FUSED_SPLIT_AMAX_BITS.items()
+    }
+    rows = rng.uniform(-0.05, 0.05, (3, k)).astype(np.float32)
+    rows[:, 0] = np.float32(1.0)
+    for r in range(3):
+        designed = [*at[2688.0][r::3][:8], *at[1792.0][at[1792.0] <= 1][r::3][:7]]
+        for j, amax in enumerate(designed):
+            lo = (j + 1) * _SUB
+            rows[r, lo : lo + _SUB] = (rng.uniform(-0.9, 0.9, _SUB) * amax).astype(np.float32)
+            rows[r, lo + int(rng.integers(_SUB))] = amax * rng.choice([-1.0, 1.0])
     return rows
 
 
@@ -157,4 +209,5 @@ def scheme_population(
     cases.append(("amax-last", rising.astype(np.float32)))
     if fmt.name == "e2m1fn":
         cases.append((_NVFP4_SPLIT, _nvfp4_split_rows(rng, k)))
+        cases.append((_NVFP4_FUSED_SPLIT, _nvfp4_fused_split_rows(rng, k)))
     return cases

@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from fp8lab.codecs import decode, encode
 from fp8lab.formats import get_format
-from fp8lab.schemes.nvfp4_rules import NVFP4_RULES, Nvfp4Order, Nvfp4ScaleRule
+from fp8lab.schemes.nvfp4_rules import NVFP4_RULES, Nvfp4Inverse, Nvfp4Order, Nvfp4ScaleRule
 from fp8lab.schemes.rules import (
     RULES,
     AmaxNan,
@@ -159,22 +159,25 @@ def nvfp4_block_scales(
             s_enc = _F32(1.0)
         rcp6 = _F32(1.0) / _F32(6.0)
         if rule.order is Nvfp4Order.DIVIDE:
-            s = np.fmin(amax / _F32(6.0) * s_enc, flt_max)
+            s = amax / _F32(6.0) * s_enc
         elif rule.order is Nvfp4Order.RECIPROCAL:
             s = amax * rcp6 * s_enc
         else:
             s = amax * (s_enc * rcp6)
+        if rule.clamp_block:
+            s = np.fmin(s, flt_max)
     return encode(np.asarray(s, _F32), "e4m3fn", saturate=True, nan="canonical")
 
 
 def nvfp4_quant(
     x: np.ndarray, global_amax: np.ndarray, rule: str | Nvfp4ScaleRule
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
-    """NVFP4 as TE's rowwise kernel computes it: e2m1fn codes (low nibble) and e4m3fn scale bytes.
+    """NVFP4 as TE's rowwise kernels compute it: e2m1fn codes (low nibble) and e4m3fn scale bytes.
 
     ``np.fmax`` block amax (``fmaxf``), the block byte by
-    :func:`nvfp4_block_scales`, ``x * fminf(1 / (S_dec_b * S_dec), FLT_MAX)``,
-    and the SATFINITE cast with NaN to +6 (``cvt.rn.satfinite.e2m1x2.f32``).
+    :func:`nvfp4_block_scales`, the element multiplier ``fminf(1 / (S_dec_b *
+    S_dec), FLT_MAX)`` or ``S_enc / S_dec_b`` (the rule's ``inverse``), and the
+    SATFINITE cast with NaN to +6 (``cvt.rn.satfinite.e2m1x2.f32``).
 
     Raises:
         ValueError: for a rule whose element path is not modelled, or a bad shape.
@@ -195,7 +198,10 @@ def nvfp4_quant(
             s_enc = _F32(1.0)
         s_dec = _F32(1.0 / float(s_enc))  # TE: float(1.0 / S_enc), a double quotient
         dec_b = decode(scale, "e4m3fn").astype(_F32)
-        inv = np.fmin(_F32(1.0) / (dec_b * s_dec), np.finfo(_F32).max)
+        if spec.inverse is Nvfp4Inverse.ENCODE_QUOTIENT:
+            inv = s_enc / dec_b  # __fdiv_rn(S_enc, float(S_dec_b_fp8))
+        else:
+            inv = np.fmin(_F32(1.0) / (dec_b * s_dec), np.finfo(_F32).max)
         q = blocks * inv[:, None]
     nan = np.isnan(q)
     codes = encode(np.where(nan, _F32(0), q), "e2m1fn", saturate=True, nan="canonical")

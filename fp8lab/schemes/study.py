@@ -19,7 +19,7 @@ import numpy.typing as npt
 from fp8lab.gates import GQ_SCHEMES, run_gq
 from fp8lab.gates.records import GateResult
 from fp8lab.schemes import RULES, Apply, ScaleRule, get_rule
-from fp8lab.schemes.amax_sweep import ALL_POSITIVE, PAIRS, sweep_pair
+from fp8lab.schemes.amax_sweep import ALL_POSITIVE, NVFP4_PAIRS, PAIRS, sweep_pair
 from fp8lab.schemes.populations import scheme_population
 from fp8lab.schemes.port import scheme_quant
 
@@ -46,6 +46,10 @@ PUBLISHED_SWEEPS: dict[tuple[str, float], tuple[int, int]] = {
     ("log2-vs-bits-floor", 1.0): (7_096, 0),
     ("nvfp4-divide-vs-reciprocal", 1.0): (8_388_622, 8_388_607),
     ("nvfp4-divide-vs-reciprocal", 2688.0): (8_388_626, 8_388_607),
+    ("nvfp4-divide-vs-fused", 1.0): (15, 0),
+    ("nvfp4-divide-vs-fused", 2688.0): (46, 0),
+    ("nvfp4-reciprocal-vs-fused", 1.0): (8_388_607, 8_388_607),
+    ("nvfp4-reciprocal-vs-fused", 2688.0): (8_388_638, 8_388_607),
 }
 
 
@@ -101,7 +105,7 @@ def sweep_rows(start: int = 0, stop: int = ALL_POSITIVE) -> list[SweepRow]:
     rows = []
     full = (start, stop) == (0, ALL_POSITIVE)
     for pair in PAIRS:
-        for s_enc in (1.0, 2688.0) if pair == PAIRS[3] else (1.0,):
+        for s_enc in (1.0, 2688.0) if pair in NVFP4_PAIRS else (1.0,):
             r = sweep_pair(pair, start=start, stop=stop, s_enc=s_enc)
             published = PUBLISHED_SWEEPS[(pair, s_enc)][0] if full else None
             rows.append(
@@ -127,7 +131,7 @@ def published_sweep_rows() -> list[dict[str, object]]:
     return [
         {
             "pair": pair,
-            "s_enc": s_enc if pair == PAIRS[3] else None,
+            "s_enc": s_enc if pair in NVFP4_PAIRS else None,
             "examined": ALL_POSITIVE,
             "differ": differ,
             "differ_nan_amax": nan,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -23,8 +24,12 @@ SCHEME_OF = {
     "ocp-floor": "mxfp8",
     "rceil": "mxfp8",
 }
-# every GQ rule (the scale rules and the NVFP4 rule whose element path is modelled)
-GQ_SCHEME_OF = {**SCHEME_OF, "te-nvfp4-divide": "nvfp4"}
+# every GQ rule (the scale rules and the NVFP4 rules, each with its element path modelled)
+GQ_SCHEME_OF = {**SCHEME_OF, **dict.fromkeys(NVFP4_RULES, "nvfp4")}
+
+
+# an NVFP4 block formula whose kernel's element path was not read: not a GQ rule
+UNREAD = dataclasses.replace(NVFP4_RULES["te-nvfp4-fused"], name="unread", element_source=None)
 
 
 def port_of(name: str):  # type: ignore[no-untyped-def]
@@ -32,14 +37,14 @@ def port_of(name: str):  # type: ignore[no-untyped-def]
 
 
 def test_every_rule_has_a_scheme() -> None:
-    assert set(SCHEME_OF) == set(RULES) and set(GQ_SCHEME_OF) == set(RULES) | {"te-nvfp4-divide"}
+    assert set(SCHEME_OF) == set(RULES) and set(GQ_SCHEME_OF) == set(RULES) | set(NVFP4_RULES)
     assert set(GQ_SCHEME_OF.values()) == set(GQ_SCHEMES)
     assert {r: s for s, rules in GQ_RULES.items() for r in rules} == GQ_SCHEME_OF
     assert GATES["GQ"] is run_gq and {"GQ"} == SCHEME_GATES
     assert {n: p.name for n, p in SCHEME_PORTS.items()} == {n: n for n in GQ_SCHEME_OF}
-    # the NVFP4 rules whose element path was not read are not GQ rules
-    modelled = {n for n, r in NVFP4_RULES.items() if r.element_source is not None}
-    assert modelled == {"te-nvfp4-divide"} and set(NVFP4_RULES) - modelled
+    # every NVFP4 rule names the kernel whose element path it models
+    assert all(r.element_source for r in NVFP4_RULES.values())
+    assert set(NVFP4_RULES) == {"te-nvfp4-divide", "te-nvfp4-reciprocal", "te-nvfp4-fused"}
 
 
 @pytest.mark.parametrize("name", sorted(GQ_SCHEME_OF))
@@ -51,8 +56,8 @@ def test_the_port_passes_gq_and_the_record_counts_it(name: str) -> None:
     # per-tensor and nvfp4: each population row is a tensor of its own
     tensor = GQ_SCHEME_OF[name] in ("per-tensor", "nvfp4")
     calls = 2 if GQ_SCHEME_OF[name] == "nvfp4" else 1  # nvfp4: the own and a 1.5x global amax
-    nvfp4 = GQ_SCHEME_OF[name] == "nvfp4"  # its formula-split case adds three tensors
-    want = 2 * calls * ((91 if nvfp4 else 88) if tensor else 12)
+    nvfp4 = GQ_SCHEME_OF[name] == "nvfp4"  # its two formula-split cases add three tensors each
+    want = 2 * calls * ((94 if nvfp4 else 88) if tensor else 12)
     assert result.cases == want and result.assertions == result.cases
     assert result.words > 10_000 and result.mismatches == result.assertions_failed == 0
     labels = set(case_labels("e2m1fn" if nvfp4 else "e4m3fn"))
@@ -99,7 +104,7 @@ def test_gq_refuses_a_rule_of_another_scheme_and_unknown_names() -> None:
     with pytest.raises(ValueError, match="not an nvfp4 rule GQ models"):
         run_gq(port_of("rceil"), scheme="nvfp4", rule="rceil")
     with pytest.raises(ValueError, match="not an nvfp4 rule GQ models"):
-        run_gq(port_of("rceil"), scheme="nvfp4", rule="te-nvfp4-reciprocal")
+        run_gq(port_of("rceil"), scheme="nvfp4", rule=UNREAD)
     with pytest.raises(ValueError, match="does not describe the mxfp8 scheme"):
         run_gq(port_of("rceil"), scheme="mxfp8", rule=NVFP4_RULES["te-nvfp4-divide"])
     with pytest.raises(ValueError, match="unknown input dtypes"):

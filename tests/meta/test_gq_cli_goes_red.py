@@ -122,7 +122,6 @@ def test_a_defective_kernel_is_a_fail_row_with_the_reason(
     ("argv", "names"),
     [
         (["--scheme", "nvfp8"], "per-tensor, per-token, per-group, mxfp8, nvfp4"),
-        (["--rule", "te-nvfp4-reciprocal"], "block scale only"),
         (["--rule", "vllm-per-grup"], "vllm-per-group-ue8m0, ocp-floor, rceil, te-nvfp4-divide"),
         (["--scheme", "mxfp8", "--rule", "vllm-per-group"], "ocp-floor, rceil"),
         (["--kernel", "gqk:right", "--scheme", "per-token"], "--scheme and --rule"),

@@ -5,13 +5,16 @@ Each defect is one change to a production-style NVFP4 kernel written here
 +6, the global amax ignored, elements divided by the decode scale, ties away
 from zero (microxcaling's default), a NaN-propagating block amax, a kernel
 that recomputes the global amax instead of reading its argument, and one that
-takes no global scale.
+takes no global scale. Each rule's port with another rule's block formula fails
+too (float32 inputs), and only on the two designed cases.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +24,9 @@ import pytest
 from fp8lab.cli.main import main
 from fp8lab.codecs import decode, encode
 from fp8lab.gates import GateStatus, run_gq
-from fp8lab.schemes import NVFP4_RULES
-from fp8lab.schemes.populations import NVFP4_SPLIT_AMAX_BITS
-from fp8lab.schemes.port import SCHEME_PORTS, nvfp4_block_scales
+from fp8lab.schemes import NVFP4_RULES, Nvfp4Inverse, Nvfp4Order
+from fp8lab.schemes.populations import NVFP4_FUSED_SPLIT_AMAX_BITS, NVFP4_SPLIT_AMAX_BITS
+from fp8lab.schemes.port import SCHEME_PORTS, nvfp4_block_scales, nvfp4_quant
 
 F32 = np.float32
 RULE = "te-nvfp4-divide"
@@ -70,7 +73,7 @@ def nvfp4_kernel(defect: str = "") -> Callable[[np.ndarray, np.ndarray], Any]:
 def test_the_harness_passes_the_right_kernel() -> None:
     result = run_gq(nvfp4_kernel(), scheme="nvfp4", rule=RULE, input_dtypes=["float32"])
     assert result.status is GateStatus.PASS, result.reason
-    assert result.cases == 2 * 91 and result.words > 40_000  # own and 1.5x global amax
+    assert result.cases == 2 * 94 and result.words > 40_000  # own and 1.5x global amax
 
 
 @pytest.mark.parametrize(
@@ -101,7 +104,8 @@ def test_only_the_designed_case_catches_the_other_te_block_formula() -> None:
     )
     assert result.status is GateStatus.FAIL
     moved = {k: v for k, v in result.mismatches_by_class.items() if v}
-    assert set(moved) == {"nvfp4-formula-split"} and moved["nvfp4-formula-split"] >= 15
+    assert set(moved) == {"nvfp4-formula-split", "nvfp4-fused-split"}
+    assert moved["nvfp4-formula-split"] >= 15
     assert result.assertions_failed >= 3  # its three tensors, each a call of its own
 
 
@@ -146,3 +150,71 @@ def test_the_command_fails_a_defective_nvfp4_kernel(
     assert row["kernel"] == "nvk:nan_zero" and row["reason"].startswith("mismatches in")
     assert {k for k, v in row["mismatches_by_class"].items() if v} == {"nan", "neg-nan"}
     assert "GQ    nvk:nan_zero" in capsys.readouterr().out
+
+
+DESIGNED = {"nvfp4-formula-split", "nvfp4-fused-split"}
+
+
+@pytest.mark.parametrize(
+    ("rule", "order", "failed"),
+    [
+        ("te-nvfp4-divide", Nvfp4Order.RECIPROCAL, 6),
+        ("te-nvfp4-divide", Nvfp4Order.FUSED, 9),
+        ("te-nvfp4-reciprocal", Nvfp4Order.DIVIDE, 6),
+        ("te-nvfp4-reciprocal", Nvfp4Order.FUSED, 6),
+        ("te-nvfp4-fused", Nvfp4Order.DIVIDE, 9),
+        ("te-nvfp4-fused", Nvfp4Order.RECIPROCAL, 6),
+    ],
+)
+def test_a_port_with_another_rules_block_formula_fails(
+    rule: str, order: Nvfp4Order, failed: int
+) -> None:
+    """The port of ``rule``, its block byte by ``order``'s formula: only the designed cases fail.
+
+    Reciprocal and fused are one expression at S_enc = 1, so ``nvfp4-formula-split``
+    cannot tell them apart; ``nvfp4-fused-split`` (S_enc 2688 and 1792) can.
+    """
+    planted = dataclasses.replace(NVFP4_RULES[rule], order=order)
+    kernel = partial(nvfp4_quant, rule=planted)
+    result = run_gq(kernel, scheme="nvfp4", rule=rule, input_dtypes=["float32"])
+    assert result.status is GateStatus.FAIL and result.assertions_failed == failed
+    moved = {k for k, v in result.mismatches_by_class.items() if v}
+    assert "nvfp4-fused-split" in moved and moved <= DESIGNED
+
+
+@pytest.mark.parametrize("rule", ["te-nvfp4-reciprocal", "te-nvfp4-fused"])
+def test_a_port_with_the_other_element_multiplier_fails(rule: str) -> None:
+    """S_enc / d for fminf(1 / (d * S_dec), FLT_MAX) or back: zero blocks and rounding move."""
+    true = NVFP4_RULES[rule]
+    other = next(i for i in Nvfp4Inverse if i is not true.inverse)
+    planted = dataclasses.replace(true, inverse=other)
+    kernel = partial(nvfp4_quant, rule=planted)
+    result = run_gq(kernel, scheme="nvfp4", rule=rule, input_dtypes=["float32"])
+    assert result.status is GateStatus.FAIL and result.assertions_failed >= 3
+    assert {"zero", "subnormal"} <= {k for k, v in result.mismatches_by_class.items() if v}
+
+
+def test_the_fused_split_amaxes_split_and_their_neighbours_do_not() -> None:
+    rcp, fused = NVFP4_RULES["te-nvfp4-reciprocal"], NVFP4_RULES["te-nvfp4-fused"]
+    for s_enc, bits in NVFP4_FUSED_SPLIT_AMAX_BITS.items():
+        g = 2688.0 / s_enc  # the global amax whose S_enc this is: 1.0 and 1.5
+        amax = np.array(bits, np.uint32).view(F32)
+        near = np.concatenate([np.nextafter(amax, F32(0)), np.nextafter(amax, F32(np.inf))])
+        assert (nvfp4_block_scales(amax, g, rcp) != nvfp4_block_scales(amax, g, fused)).all()
+        assert (nvfp4_block_scales(near, g, rcp) == nvfp4_block_scales(near, g, fused)).all()
+
+
+@pytest.mark.slow  # 2 x 150 million patterns through the numpy port
+def test_the_fused_split_amaxes_are_every_split_in_0_1() -> None:
+    """From 2**-19 (below it both bytes are 0) to 1.0, nothing else splits."""
+    rcp, fused = NVFP4_RULES["te-nvfp4-reciprocal"], NVFP4_RULES["te-nvfp4-fused"]
+    lo, hi = int(F32(2.0**-19).view(np.uint32)), int(F32(1.0).view(np.uint32)) + 1
+    for s_enc, want in NVFP4_FUSED_SPLIT_AMAX_BITS.items():
+        g, found = 2688.0 / s_enc, []
+        for start in range(lo, hi, 1 << 23):
+            bits = np.arange(start, min(start + (1 << 23), hi), dtype=np.uint32)
+            a = bits.view(F32)
+            found += bits[nvfp4_block_scales(a, g, rcp) != nvfp4_block_scales(a, g, fused)].tolist()
+        assert found == sorted(want), s_enc
+        below = np.arange(0, lo, 1 << 10, dtype=np.uint32).view(F32)
+        assert not nvfp4_block_scales(below, g, rcp).any()

@@ -45,16 +45,17 @@ def judged() -> dict[str, MutantResult]:
 def test_the_catalogue_names_every_builder_once() -> None:
     scheme = sorted(m.build for m in NEW if m.target == "scheme")
     chain = sorted(m.build for m in NEW if m.target == "chain")
-    assert scheme == sorted(SCHEME_MUTANTS) and len(scheme) == 9  # issue 12 §5: 8 classes, e8m0 x2
+    # issue 12 §5: 8 classes, e8m0 x2 (Q01-Q09); nvfp4's 9 (N01-N09)
+    assert scheme == sorted(SCHEME_MUTANTS) and len(scheme) == 18
     assert chain == sorted(CHAIN_MUTANTS) and len(chain) == 6  # issue 15 §5: 6 classes
 
 
-@pytest.mark.slow  # the catalogue run: GQ's exact reference, 17 runs
+@pytest.mark.slow  # the catalogue run: GQ's exact reference, 26 runs
 def test_only_the_new_targets_run_under_gq_and_gf(judged: dict[str, MutantResult]) -> None:
     assert set(judged) == {m.id for m in NEW}
 
 
-@pytest.mark.slow  # the catalogue run: GQ's exact reference, 17 runs
+@pytest.mark.slow  # the catalogue run: GQ's exact reference, 26 runs
 @pytest.mark.parametrize("spec", NEW, ids=lambda m: m.id)
 def test_killed_with_margin_by_its_gate(spec: object, judged: dict[str, MutantResult]) -> None:
     result = judged[spec.id]  # type: ignore[attr-defined]
@@ -65,7 +66,7 @@ def test_killed_with_margin_by_its_gate(spec: object, judged: dict[str, MutantRe
     assert result.diff.startswith("--- fp8lab.") and "\n+" in result.diff  # the patch is on record
 
 
-@pytest.mark.slow  # the catalogue run: GQ's exact reference, 17 runs
+@pytest.mark.slow  # the catalogue run: GQ's exact reference, 26 runs
 def test_the_published_margins(judged: dict[str, MutantResult]) -> None:
     """README "Mutation" table: failed / run assertions (seeded populations, deterministic)."""
     got = {k: (r.failed_assertions, r.assertions) for k, r in judged.items()}
@@ -79,6 +80,15 @@ def test_the_published_margins(judged: dict[str, MutantResult]) -> None:
         "Q07": (4, 48),
         "Q08": (18, 176),
         "Q09": (18, 24),
+        "N01": (116, 376),
+        "N02": (326, 376),
+        "N03": (40, 376),
+        "N04": (112, 376),
+        "N05": (30, 376),
+        "N06": (16, 376),
+        "N07": (28, 376),
+        "N08": (6, 376),
+        "N09": (11, 376),
         "C01": (36, 80),
         "C02": (60, 80),
         "C03": (24, 80),

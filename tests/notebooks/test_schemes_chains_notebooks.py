@@ -22,7 +22,7 @@ def test_quant_schemes_smoke_run(tmp_path: Path) -> None:
     assert json.loads((run / "manifest.json").read_text())["status"] == "complete"
     assert all(r["status"] == "PASS" for r in tables(run, "gq_ports"))
     sweeps = tables(run, "amax_sweeps")
-    assert len(sweeps) == 5 and all(r["examined"] == 1 << 26 for r in sweeps)
+    assert len(sweeps) == 9 and all(r["examined"] == 1 << 26 for r in sweeps)  # 3 nvfp4 pairs x 2
     assert {p.name for p in (run / "figures").glob("*.svg")} == {
         "floor_vs_rceil.svg",
         "scheme_errors.svg",

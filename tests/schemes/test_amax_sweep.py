@@ -12,7 +12,8 @@ import pytest
 from fp8lab.refs.float32_exact import from_bits, round_f32
 from fp8lab.refs.schemes import reference_nvfp4_block_scales, reference_scheme_quant
 from fp8lab.schemes import NVFP4_RULES, RULES
-from fp8lab.schemes.amax_sweep import PAIRS, main, sweep_pair
+from fp8lab.schemes.amax_sweep import NVFP4_PAIRS, PAIRS, main, sweep_pair
+from fp8lab.schemes.populations import NVFP4_FUSED_SPLIT_AMAX_BITS, NVFP4_SPLIT_AMAX_BITS
 
 _CTX = decimal.Context(prec=60)
 
@@ -37,11 +38,11 @@ def _rn_log2(v: float) -> float:
     return round_f32(abs(Fraction(exact)), exact < 0)
 
 
-def _splits(pair: str, p: int) -> bool:
-    return sweep_pair(pair, start=p, stop=p + 1).differ == 1
+def _splits(pair: str, p: int, s_enc: float = 1.0) -> bool:
+    return sweep_pair(pair, start=p, stop=p + 1, s_enc=s_enc).differ == 1
 
 
-def _reference_splits(pair: str, p: int) -> bool:
+def _reference_splits(pair: str, p: int, global_amax: float = 2688.0) -> bool:
     amax = from_bits(p)
     if pair == "floor-vs-rceil":
         block = np.zeros((1, 32), np.float32)
@@ -65,15 +66,18 @@ def _reference_splits(pair: str, p: int) -> bool:
         clip = lambda e: min(max(e - 8, -127), 128)  # noqa: E731
         return clip(math.floor(_rn_log2(amax))) != clip(bits_floor)
     arr = np.array([amax], np.float32)
-    div = reference_nvfp4_block_scales(arr, 2688.0, NVFP4_RULES["te-nvfp4-divide"])
-    rcp = reference_nvfp4_block_scales(arr, 2688.0, NVFP4_RULES["te-nvfp4-reciprocal"])
-    return bool(div[0] != rcp[0])
+    first, second = pair.removeprefix("nvfp4-").split("-vs-")
+    a = reference_nvfp4_block_scales(arr, global_amax, NVFP4_RULES[f"te-nvfp4-{first}"])
+    b = reference_nvfp4_block_scales(arr, global_amax, NVFP4_RULES[f"te-nvfp4-{second}"])
+    return bool(a[0] != b[0])
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("pair", PAIRS)
 def test_sweep_verdicts_match_the_exact_reference(pair: str) -> None:
     samples = _samples(1)
+    # at S_enc = 1 divide and fused split on 15 finite patterns only (README); add three
+    samples += list(NVFP4_SPLIT_AMAX_BITS[:3]) if pair in NVFP4_PAIRS else []
     splits = 0
     for p in samples:
         ours = _splits(pair, p)
@@ -82,6 +86,19 @@ def test_sweep_verdicts_match_the_exact_reference(pair: str) -> None:
     assert len(samples) > 500
     if pair != "log2-vs-bits-floor":  # its splits sit at the top of a binade (see below)
         assert splits > 0
+
+
+@pytest.mark.parametrize("pair", NVFP4_PAIRS)
+def test_nvfp4_verdicts_match_the_exact_reference_at_s_enc_2688(pair: str) -> None:
+    """Global amax 1.0: S_enc = 2688, where reciprocal and fused are two expressions."""
+    samples = _samples(2)[::3]  # a third of them: the S_enc = 1 test above takes them all
+    split_amax = list(NVFP4_FUSED_SPLIT_AMAX_BITS[2688.0][:6])  # reciprocal and fused split
+    splits = 0
+    for p in [*samples, *split_amax]:
+        ours = _splits(pair, p, 2688.0)
+        assert ours == _reference_splits(pair, p, 1.0), f"{pair} at {p:#010x}"
+        splits += ours
+    assert splits > 0
 
 
 def test_log2_floor_split_is_found_at_the_top_of_a_binade() -> None:
@@ -112,6 +129,10 @@ PUBLISHED = {  # README "Exhaustive amax sweeps": (pair, S_enc) -> (differ, of w
     ("log2-vs-bits-floor", 1.0): (7_096, 0),
     ("nvfp4-divide-vs-reciprocal", 1.0): (8_388_622, 8_388_607),
     ("nvfp4-divide-vs-reciprocal", 2688.0): (8_388_626, 8_388_607),
+    ("nvfp4-divide-vs-fused", 1.0): (15, 0),
+    ("nvfp4-divide-vs-fused", 2688.0): (46, 0),
+    ("nvfp4-reciprocal-vs-fused", 1.0): (8_388_607, 8_388_607),
+    ("nvfp4-reciprocal-vs-fused", 2688.0): (8_388_638, 8_388_607),
 }
 
 

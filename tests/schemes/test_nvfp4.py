@@ -1,17 +1,20 @@
 """NVFP4 quantization: the numpy port against the exact reference, and pinned facts.
 
-Facts from TransformerEngine ``quantize_transpose_nvfp4.cuh`` (433b1dbc) and
-CUDA ``cuda_fp4.h`` (NaN to +MAXNORM); see :mod:`fp8lab.refs.nvfp4`.
+Facts from TransformerEngine ``quantize_transpose_nvfp4.cuh`` and ``quantize_nvfp4.cuh``
+(433b1dbc), ``quantize_transpose_nvfp4_tuned_1D.cuh`` (523801df7) and CUDA
+``cuda_fp4.hpp`` (NaN to +MAXNORM); see :mod:`fp8lab.refs.nvfp4`.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import ml_dtypes
 import numpy as np
 import pytest
 
 from fp8lab.refs import NVFP4_NAN_CODE, reference_nvfp4_quant
-from fp8lab.schemes import NVFP4_RULES
+from fp8lab.schemes import NVFP4_RULES, Nvfp4ScaleRule
 from fp8lab.schemes.populations import scheme_population
 from fp8lab.schemes.port import nvfp4_quant
 
@@ -19,15 +22,16 @@ RULE = NVFP4_RULES["te-nvfp4-divide"]
 F32 = np.float32
 
 
-def _both(x: np.ndarray, g: float) -> tuple[np.ndarray, np.ndarray]:
-    codes, scales = reference_nvfp4_quant(x, g, RULE)
-    port_codes, port_scales = nvfp4_quant(x, np.array([g], F32), RULE)
+def _both(x: np.ndarray, g: float, rule: Nvfp4ScaleRule = RULE) -> tuple[np.ndarray, np.ndarray]:
+    codes, scales = reference_nvfp4_quant(x, g, rule)
+    port_codes, port_scales = nvfp4_quant(x, np.array([g], F32), rule)
     assert codes.tobytes() == port_codes.tobytes() and scales.tobytes() == port_scales.tobytes()
     return codes, scales
 
 
+@pytest.mark.parametrize("name", sorted(NVFP4_RULES))
 @pytest.mark.parametrize("seed", [0, 1])
-def test_port_equals_reference_bytewise_at_several_global_amaxes(seed: int) -> None:
+def test_port_equals_reference_bytewise_at_several_global_amaxes(seed: int, name: str) -> None:
     """Own amax, a power of two off it, a non-power-of-two multiple, zero and inf."""
     compared = 0
     for _label, words in scheme_population("e2m1fn", seed):
@@ -35,18 +39,19 @@ def test_port_equals_reference_bytewise_at_several_global_amaxes(seed: int) -> N
             x = row.reshape(1, -1)
             own = float(np.fmax.reduce(np.abs(x).reshape(-1), initial=F32(0)))
             for g in (own, own * 2.0**-3, float(F32(own * 1.5)), 0.0, float("inf")):
-                _both(x, float(F32(g)))
+                _both(x, float(F32(g)), NVFP4_RULES[name])
                 compared += x.size
     assert compared > 30_000
 
 
-def test_bfloat16_inputs_match_too() -> None:
+@pytest.mark.parametrize("name", sorted(NVFP4_RULES))
+def test_bfloat16_inputs_match_too(name: str) -> None:
     for _label, words in scheme_population("e2m1fn", 2)[:4]:
         x = words[:2].astype(ml_dtypes.bfloat16)
         x32 = x.astype(F32)
         g = float(np.fmax.reduce(np.abs(x32).reshape(-1), initial=F32(0)))
-        want = reference_nvfp4_quant(x32, g, RULE)
-        got = nvfp4_quant(x, np.array([g], F32), RULE)
+        want = reference_nvfp4_quant(x32, g, NVFP4_RULES[name])
+        got = nvfp4_quant(x, np.array([g], F32), name)
         assert want[0].tobytes() == got[0].tobytes() and want[1].tobytes() == got[1].tobytes()
 
 
@@ -67,13 +72,41 @@ def test_pinned_facts() -> None:
     assert tiny_scales[1, 0] == 0 and tiny_codes[1, :3].tolist() == [0x07, 0x0F, 0x00]
 
 
+def test_reciprocal_pinned_facts() -> None:
+    """quantize_nvfp4_kernel: inverse = S_enc / S_dec_b, unclamped (433b1dbc)."""
+    rcp = NVFP4_RULES["te-nvfp4-reciprocal"]
+    # a zero block: byte 0, inverse S_enc / 0 = +inf, 0 * inf = NaN -> +6 (0x07), not 0
+    zero, zero_scales = _both(np.zeros((1, 16), F32), 0.0, rcp)
+    assert zero_scales.tolist() == [[0]] and set(zero.reshape(-1).tolist()) == {NVFP4_NAN_CODE}
+    # byte 0 with nonzero elements: x * inf = +-inf, saturated to +-6; its zeros +6 too
+    tiny = np.array([[6.0] * 16, [1e-6, -1e-6] + [0.0] * 14], F32)
+    tiny_codes, tiny_scales = _both(tiny, 6.0, rcp)
+    assert tiny_scales[1, 0] == 0 and tiny_codes[1, :3].tolist() == [0x07, 0x0F, 0x07]
+    # the divide rule's kernel keeps those zeros 0 (inverse fminf(1/0, FLT_MAX) = FLT_MAX)
+    assert _both(tiny, 6.0)[0][1, :3].tolist() == [0x07, 0x0F, 0x00]
+
+
+def test_the_element_paths_split_where_the_inverse_rounds() -> None:
+    """S_enc / d and fminf(1 / (d * fl(1/S_enc)), FLT_MAX) differ by an ulp at some S_enc."""
+    rcp, fused = NVFP4_RULES["te-nvfp4-reciprocal"], NVFP4_RULES["te-nvfp4-fused"]
+    differ = 0
+    for _label, words in scheme_population("e2m1fn", 0)[:4]:
+        for row in words[:4]:
+            x = row.reshape(1, -1)
+            g = float(F32(np.fmax.reduce(np.abs(x).reshape(-1), initial=F32(0)) * F32(1.5)))
+            a, sa = _both(x, g, rcp)
+            b, sb = _both(x, g, fused)
+            differ += int((a != b).sum()) if sa.tobytes() == sb.tobytes() else 0
+    assert differ > 0
+
+
 def test_refusals() -> None:
     x = np.zeros((1, 16), F32)
-    for name in ("te-nvfp4-reciprocal", "te-nvfp4-fused"):
-        with pytest.raises(ValueError, match="element path is not modelled"):
-            reference_nvfp4_quant(x, 1.0, NVFP4_RULES[name])
-        with pytest.raises(ValueError, match="element path is not modelled"):
-            nvfp4_quant(x, np.ones(1, F32), name)
+    unread = dataclasses.replace(RULE, name="unread", element_source=None)
+    with pytest.raises(ValueError, match="element path is not modelled"):
+        reference_nvfp4_quant(x, 1.0, unread)
+    with pytest.raises(ValueError, match="element path is not modelled"):
+        nvfp4_quant(x, np.ones(1, F32), unread)
     with pytest.raises(ValueError, match="multiple of 16"):
         reference_nvfp4_quant(np.zeros((1, 8), F32), 1.0, RULE)
     with pytest.raises(ValueError, match="multiple of 16"):

@@ -50,8 +50,7 @@ def test_sweep_rows_over_a_window_name_their_command_and_no_published_count() ->
         (PAIRS[0], None),
         (PAIRS[1], None),
         (PAIRS[2], None),
-        (PAIRS[3], 1.0),
-        (PAIRS[3], 2688.0),
+        *((pair, s) for pair in PAIRS[3:] for s in (1.0, 2688.0)),
     ]
     assert all(r.examined == 1 << 22 and r.published_differ is None for r in rows)
     assert all(r.command == f"python -m fp8lab.schemes.amax_sweep {r.pair}" for r in rows)
