@@ -86,10 +86,10 @@ def _recheck_targets() -> list[Any]:
     """
     if "mutation_report(" not in _notebook_source("mutation"):
         return []
-    from fp8lab.mutants.equivalence import _plan
+    from fp8lab.mutants.equivalence import sweep_targets
     from fp8lab.mutants.runner import load_equivalents
 
-    return [t for key, entry in load_equivalents().items() for t in _plan(key, entry)[1]]
+    return [t for key, entry in load_equivalents().items() for t in sweep_targets(key, entry)]
 
 
 def _windows(sample: int) -> tuple[int, list[int]]:
@@ -101,18 +101,18 @@ def _recheck_sample(targets: list[Any], sample: int) -> float:
     """CPU seconds per 2**32 of the re-check sweep chunk (all targets share each chunk)."""
     if not targets:
         return 0.0
-    from fp8lab.mutants.equivalence import _sweep_chunk
+    from fp8lab.mutants.equivalence import sweep_chunk
 
     width, starts = _windows(sample)
     by_scale: dict[float, list[Any]] = {}
     for t in targets:
         by_scale.setdefault(t.scale, []).append(t)
     for group in by_scale.values():  # warm-up: builds and compiles every mutant
-        _sweep_chunk(tuple(group), starts[1], starts[1] + 64)
+        sweep_chunk(tuple(group), starts[1], starts[1] + 64)
     cpu0 = time.process_time()
     for group in by_scale.values():
         for lo in starts:
-            _sweep_chunk(tuple(group), lo, lo + width)
+            sweep_chunk(tuple(group), lo, lo + width)
     return (time.process_time() - cpu0) * ALL_PATTERNS / (width * WINDOWS)
 
 

@@ -45,7 +45,14 @@ from fp8lab.mutants.runner import SOURCE_MODULES, Equivalent
 from fp8lab.mutants.source import SourceMutation, load_mutant, parse_module, source_mutations
 from fp8lab.parallel import default_workers, run_tasks, worker_pool
 
-__all__ = ["GEMM_DRAWS", "Recheck", "recheck_equivalent", "recheck_equivalents"]
+__all__ = [
+    "GEMM_DRAWS",
+    "Recheck",
+    "recheck_equivalent",
+    "recheck_equivalents",
+    "sweep_chunk",
+    "sweep_targets",
+]
 
 GEMM_DRAWS = 48
 GEMM_SEED = 9009
@@ -147,7 +154,7 @@ def _first_difference(
     )
 
 
-def _sweep_chunk(targets: tuple[_Target, ...], lo: int, hi: int) -> tuple[str, ...]:
+def sweep_chunk(targets: tuple[_Target, ...], lo: int, hi: int) -> tuple[str, ...]:
     """Compare each target on the float32 patterns ``[lo, hi)`` (a worker task)."""
     x = (np.arange(hi - lo, dtype=np.uint32) + np.uint32(lo)).view(np.float32)
     wanted: dict[tuple[str, str, str, float], np.ndarray] = {}
@@ -179,7 +186,7 @@ def _sweep(
         if not live:
             break
         tasks = [(live, lo, hi) for lo, hi in bounds[start : start + wave]]
-        for answers in run_tasks(_sweep_chunk, tasks, workers=workers, executor=pool):
+        for answers in run_tasks(sweep_chunk, tasks, workers=workers, executor=pool):
             for t, answer in zip(live, answers, strict=True):
                 if answer and t not in found:
                     found[t] = answer
@@ -254,6 +261,11 @@ def _plan(key: str, entry: Equivalent) -> tuple[Recheck | None, list[_Target]]:
         return None, [_Target(key, n, "encoder", 1.0) for n in names]
     scales = (*G1_SCALES, float(max(np.float32(s) for s in G1_SHARD_SCALES)))
     return None, [_Target(key, n, "quantize", float(s)) for n in original for s in scales]
+
+
+def sweep_targets(key: str, entry: Equivalent) -> list[_Target]:
+    """What a re-check of ``entry`` compares over all 2**32 patterns (empty: decided without)."""
+    return _plan(key, entry)[1]
 
 
 def _means(targets: list[_Target], exhaustive: bool) -> str:
