@@ -29,7 +29,8 @@ Each probe also answers ``sums(rows)``: the output bits of summand vectors
 that are zero except at a few positions (``{position: value}``), for the
 fused-node sibling test (:mod:`fp8lab.gemm.order.siblings`). ``high_exp``
 is the exponent of the large value that test uses (2**100 in float32; the
-product 2**8·2**8 on e4m3fn codes).
+product 2**8·2**8 on e4m3fn codes), ``low_exp`` the lowest exponent of its
+small value (60; -14, where 0.75·2**-14 is still an e4m3fn product).
 """
 
 from __future__ import annotations
@@ -121,6 +122,7 @@ class SumProbe:
     queries: int = 0
     kind: str = "sum"
     high_exp: int = 100
+    low_exp: int = 60
 
     def lca_sizes(self, i: int, js: Sequence[int]) -> list[int]:
         """One call of ``func`` per j."""
@@ -168,6 +170,7 @@ class F32MatmulProbe:
     queries: int = 0
     kind: str = "f32_matmul"
     high_exp: int = 100
+    low_exp: int = 60
 
     def lca_sizes(self, i: int, js: Sequence[int]) -> list[int]:
         """One call per j, or per M of them with ``batch``."""
@@ -226,6 +229,7 @@ class Fp8MatmulProbe:
     queries: int = 0
     kind: str = "fp8_matmul"
     high_exp: int = 16
+    low_exp: int = -14
     _codes: tuple[int, int, int] = field(default=(0, 0, 0), repr=False)
 
     def __post_init__(self) -> None:

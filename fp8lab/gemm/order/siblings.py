@@ -25,7 +25,7 @@ assumes P treats a term by its value alone, whichever child it came from.
 MMA-Sim's fused add (each term truncated to 13 bits below the largest,
 schemes-and-order §3.2) calibrates at t = 0.75·2**(e-13); a node that
 rounds to nearest at t = 0.5·ulp. t is searched over 0.75·2**s and
-0.5·2**s, s = e-1 down to e-40, in one batched probe, and kept for the next
+0.5·2**s, s = e-1 down to the probe's ``low_exp``, in one batched probe, and kept for the next
 node (re-checked there with two rows).
 """
 
@@ -36,14 +36,13 @@ from typing import Protocol
 
 __all__ = ["SiblingTest", "ValueProbe"]
 
-SCAN = 40  # exponents below H searched for t
-
 
 class ValueProbe(Protocol):
     """A probe that reads the output bits of sparse summand vectors."""
 
     k: int
     high_exp: int
+    low_exp: int
 
     def sums(self, rows: Sequence[Mapping[int, float]]) -> list[int]: ...  # noqa: D102
 
@@ -63,8 +62,8 @@ class SiblingTest:
         return self.probe.sums(rows)
 
     def _candidates(self) -> list[float]:
-        e = self.probe.high_exp
-        return [f * 2.0**s for s in range(e - 1, e - SCAN - 1, -1) for f in (0.75, 0.5)]
+        e, low = self.probe.high_exp, self.probe.low_exp
+        return [f * 2.0**s for s in range(e - 1, low - 1, -1) for f in (0.75, 0.5)]
 
     def _calibrate(self, anchor: int, first: int) -> float | None:
         """The first candidate t that P drops alone and keeps doubled, or None."""
@@ -74,23 +73,11 @@ class SiblingTest:
             rows += [{anchor: self.high, first: t}, {anchor: self.high, first: 2 * t}]
         try:
             got = self._sums(rows)
-        except ValueError:  # a value the probe cannot form (fp8 products)
-            return self._calibrate_one_by_one(anchor, first, cands)
+        except ValueError:  # a value the probe cannot form: no test, pair probes decide
+            return None
         base = got[0]
         for n, t in enumerate(cands):
             if got[1 + 2 * n] == base != got[2 + 2 * n]:
-                return t
-        return None
-
-    def _calibrate_one_by_one(self, anchor: int, first: int, cands: list[float]) -> float | None:
-        base = self._sums([{anchor: self.high}])[0]
-        for t in cands:
-            try:
-                pair = [{anchor: self.high, first: t}, {anchor: self.high, first: 2 * t}]
-                one, two = self._sums(pair)
-            except ValueError:
-                continue
-            if one == base != two:
                 return t
         return None
 
