@@ -11,10 +11,11 @@
   chain, about (K/2)·log2 K for a balanced tree (FPRev's ``fprev``;
   schemes-and-order §3.1). A group of three or more whose first two leaves
   lie in different children (a node of fan-in above 2) first asks the
-  sibling test (:mod:`fp8lab.gemm.order.siblings`): when it shows every
-  leaf of the group is its own child, the group costs 1 probe and about 4
-  outputs instead of n(n-1)/2 pair probes; otherwise pair probes split it.
-  So n-way fused adds cost about K + 5·K/n outputs, not (n/2)·K.
+  sibling test (:mod:`fp8lab.gemm.order.siblings`), for every such group of
+  a path in one batch: when it shows every leaf of a group is its own
+  child, the group costs 1 pair probe and 3 outputs instead of n(n-1)/2
+  pair probes; otherwise pair probes split it. So n-way fused adds cost
+  about K + 4·K/n outputs, not (n/2)·K.
 
 Every count is checked against the tree built from it; counts that fit no
 tree raise :class:`~fp8lab.gemm.order.probe.ProbeError`.
@@ -100,7 +101,8 @@ class _Builder:
         self.nodes: list[list[int]] = []
         self.size: list[int] = [1] * probe.k
         self.known: dict[tuple[int, int], int] = {}
-        self.siblings = SiblingTest(probe) if siblings and hasattr(probe, "sums") else None  # type: ignore[arg-type]
+        values = all(hasattr(probe, a) for a in ("sums", "high_exp", "low_exp"))
+        self.siblings = SiblingTest(probe) if siblings and values else None  # type: ignore[arg-type]
 
     def lcas(self, i: int, js: list[int]) -> dict[int, int]:
         got = self.pairs([(i, j) for j in js])

@@ -28,6 +28,7 @@ from fp8lab.gemm.order.torch_targets import (
     torch_scaled_mm,
     torch_scaled_mm_onednn,
     torch_threads,
+    torch_version,
 )
 from fp8lab.gemm.protocol import FunctionMatmulKernel, MatmulSpec
 from fp8lab.refs.gemm_model import decode_e4m3fn
@@ -72,7 +73,7 @@ def torch_order_rows(
     """The trees of torch per (M, N) and K, and the outputs each reproduces bit for bit."""
     if not torch_available():
         return [OrderRow("torch", 0, 0, 0, NO_TORCH, 0, 0, 0.0, note=NO_TORCH)], []
-    note = f"torch threads {torch_threads()}"
+    note = f"torch {torch_version()}, {torch_threads()} threads"
     rng = np.random.default_rng(seed)
     rows, records = [], []
 

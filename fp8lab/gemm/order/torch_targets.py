@@ -28,6 +28,7 @@ __all__ = [
     "torch_scaled_mm",
     "torch_scaled_mm_onednn",
     "torch_threads",
+    "torch_version",
 ]
 
 
@@ -45,6 +46,13 @@ def torch_threads() -> int:
     import torch
 
     return int(torch.get_num_threads())
+
+
+def torch_version() -> str:
+    """``torch.__version__``."""
+    import torch
+
+    return str(torch.__version__)
 
 
 def torch_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
