@@ -1,9 +1,11 @@
-"""The accumulation_order notebook's opening summary: verdicts, key numbers, parameters.
+"""The accumulation_order notebook's summary: verdicts, key numbers, parameters.
 
 :func:`order_summary` reads the study's rows (no new computation) and returns
-an :class:`OrderSummary`, which a notebook shows as Markdown when it is a
-cell's last expression (``_repr_markdown_``) and files as a table
-(``rows``). The long tables follow it in the notebook.
+an :class:`OrderSummary`; its :meth:`~OrderSummary.verdicts`,
+:meth:`~OrderSummary.numbers` and ``parameters`` go to
+``NotebookOutput.summary`` in the cell tagged ``report-summary``, which the
+report shows first. A verdict is ``PASS``, ``FAIL (...)`` or ``PENDING (...)``
+(torch absent); ``_repr_markdown_`` shows the same lines in a notebook.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ __all__ = ["OrderSummary", "SummaryLine", "order_summary"]
 
 @dataclass(frozen=True)
 class SummaryLine:
-    """One line: what it is about, the verdict (or "-" for a number), the key numbers."""
+    """One line: what it is about, the verdict (or "" for numbers only), the key numbers."""
 
     topic: str
     verdict: str
@@ -34,11 +36,23 @@ class OrderSummary:
     parameters: tuple[tuple[str, str], ...]
     rows: tuple[SummaryLine, ...]
 
+    def verdicts(self) -> dict[str, str]:
+        """Topic -> verdict, for the lines that have one."""
+        return {r.topic: r.verdict for r in self.rows if r.verdict}
+
+    def numbers(self) -> dict[str, str]:
+        """Topic -> key numbers, every line."""
+        return {r.topic: r.numbers for r in self.rows}
+
+    def parameter_values(self) -> dict[str, str]:
+        """Name -> value (as text)."""
+        return dict(self.parameters)
+
     def _repr_markdown_(self) -> str:
         params = ", ".join(f"`{k}` = {v}" for k, v in self.parameters)
         lines = ["## Summary", "", f"Parameters: {params}", "", "| topic | verdict | numbers |"]
         lines.append("|---|---|---|")
-        lines += [f"| {r.topic} | **{r.verdict}** | {r.numbers} |" for r in self.rows]
+        lines += [f"| {r.topic} | **{r.verdict or '-'}** | {r.numbers} |" for r in self.rows]
         return "\n".join(lines)
 
 
@@ -59,18 +73,21 @@ def _models(rows: Sequence[OrderRow]) -> SummaryLine:
         f"{r.target} at K={r.k}: {r.queries:,} outputs in {r.calls:,} calls, {r.seconds:.1f} s"
         for r in fused
     )
-    verdict = "all named" if named == len(rows) else f"{len(rows) - named} unnamed"
-    return SummaryLine("fp8lab models inferred", verdict, f"{named} of {len(rows)} rows; {cost}")
+    verdict = "PASS" if named == len(rows) > 0 else f"FAIL ({len(rows) - named} unnamed)"
+    numbers = f"{named} of {len(rows)} rows named; {cost}"
+    return SummaryLine("fp8lab models inferred and named", verdict, numbers)
 
 
 def _library(name: str, rows: Sequence[OrderRow], target: str, note: str = "") -> SummaryLine:
     if note:
-        return SummaryLine(name, "not run", note)
+        return SummaryLine(name, f"PENDING ({note})", "not run")
     ok, n = _reproduced(rows)
-    verdict = "reproduced bit for bit" if ok == n > 0 else f"{n - ok} of {n} rows differ"
+    verdict = "PASS" if ok == n > 0 else f"FAIL ({n - ok} of {n} rows differ)"
     shapes = sorted({r.m for r in rows if r.target == target}, reverse=True)
     fams = " / ".join(f"M={m}: {_families(rows, target, m)}" for m in shapes)
-    return SummaryLine(name, verdict, f"{ok} of {n} inferred trees; {fams}")
+    return SummaryLine(
+        name, verdict, f"{ok} of {n} inferred trees reproduce it bit for bit; {fams}"
+    )
 
 
 def order_summary(
@@ -95,13 +112,13 @@ def order_summary(
     if absent:
         lines.append(_library("torch", [], "", absent))
     ratios = ", ".join(f"{k} {v:.3g}" for k, v in worst_ratio.items())
-    lines.append(SummaryLine("fused vs sequential error", "-", f"worst error / bound: {ratios}"))
+    lines.append(SummaryLine("fused vs sequential error", "", f"worst error / bound: {ratios}"))
     for inter in sorted({c.intermediate for c in costs}):
         text = ", ".join(
             f"{c.epilogue} {c.off_exact:,}/{c.outputs:,} off (max {c.max_ulps} ulp)"
             for c in costs
             if c.intermediate == inter
         )
-        lines.append(SummaryLine(f"epilogue cost, intermediate {inter}", "-", text))
+        lines.append(SummaryLine(f"epilogue cost, intermediate {inter}", "", text))
     params = tuple((k, repr(v)) for k, v in parameters.items())
     return OrderSummary(params, tuple(lines))
