@@ -110,6 +110,11 @@ def run(args: argparse.Namespace) -> int:
         f"calls: {record.calls} ({record.queries} counts), {record.seconds:.3f} s; "
         f"max fan-in {record.tree.max_fan_in()}, depth {record.tree.depth()}"
     )
+    if record.sibling_rows:
+        print(
+            f"sibling test: {record.sibling_nodes} fused nodes settled, "
+            f"{record.sibling_rows} outputs read (counted above)"
+        )
     print(record.tree.draw(args.max_lines))
     write_json_output(args.json, record.to_json())
     return 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from functools import partial
 
 import numpy as np
@@ -11,12 +13,15 @@ from fp8lab.gemm.order import (
     F32MatmulProbe,
     ProbeError,
     SumProbe,
+    SumTree,
+    fused_tree,
     infer_order,
     name_family,
     sequential_tree,
     split_k_tree,
     tree_from_nested,
 )
+from fp8lab.gemm.order.siblings import SiblingTest
 from fp8lab.guard import KernelFaultError
 from fp8lab.refs import gemm_accumulators as ga
 
@@ -92,3 +97,69 @@ def test_g3_goes_red_when_the_epilogue_order_is_not_the_declared_one(m: int) -> 
     report = run_g3_report(liar, cases=[G3Case(m, 32, 128, 600 + m, 0.035, 0.017, "f32")])
     assert sum(c.outputs for c in report.cases) > 0
     assert sum(c.bit_mismatches for c in report.cases) > 0
+
+
+def _tree_kernel(tree: SumTree) -> Callable[[np.ndarray], np.float32]:
+    """A sum that follows ``tree``: float32 adds, and MMA-Sim-like fused adds.
+
+    A node of fan-in > 2 truncates each term to 13 bits below the largest,
+    adds them exactly and truncates the result to 13 fractional bits.
+    """
+
+    def trunc_to(v: float, e: int) -> float:
+        return math.ldexp(math.trunc(math.ldexp(v, -e)), e)
+
+    def fused(terms: list[float]) -> float:
+        big = max((math.frexp(v)[1] - 1 for v in terms if v != 0), default=0)
+        total = sum(trunc_to(v, big - 13) for v in terms)
+        return 0.0 if total == 0 else trunc_to(total, math.frexp(total)[1] - 1 - 13)
+
+    def run(x: np.ndarray) -> np.float32:
+        vals: list[float] = [float(v) for v in np.asarray(x, np.float32)]
+        for kids in tree.nodes:
+            terms = [vals[c] for c in kids]
+            if len(terms) == 2:
+                vals.append(float(np.float32(terms[0]) + np.float32(terms[1])))
+            else:
+                vals.append(float(np.float32(fused(terms))))
+        return np.float32(vals[-1])
+
+    return run
+
+
+# a fused root over single leaves with one hidden child: a pair added in
+# float32, or a 3-way fused add; and a chain of 8-way fused adds whose second
+# node holds a pair
+HIDDEN = {
+    "pair": tree_from_nested(16, [0, 1, 2, [3, 4], *range(5, 16)]),
+    "fused3": tree_from_nested(16, [0, 1, 2, [3, 4, 5], *range(6, 16)]),
+    "chain": tree_from_nested(16, [[0, 1, 2, 3, 4, 5, 6, 7], 8, 9, [10, 11], 12, 13, 14, 15]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HIDDEN))
+def test_a_hidden_child_of_a_fused_node_is_found(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = HIDDEN[name]
+    rec = infer_order(SumProbe(_tree_kernel(tree), 16), name)
+    assert rec.tree == tree and rec.sibling_rows > 0  # the test ran and said "not all single"
+    flat = infer_order(SumProbe(_tree_kernel(fused_tree(16, 16)), 16), "flat")
+    assert flat.tree == fused_tree(16, 16) and flat.sibling_nodes == 1
+    # planted: a sibling test that always says "all single" flattens the hidden child
+    monkeypatch.setattr(
+        SiblingTest, "all_children", lambda self, anchor, groups: [True] * len(groups)
+    )
+    assert infer_order(SumProbe(_tree_kernel(tree), 16), name).tree != tree
+
+
+def test_a_node_the_sibling_test_does_not_fit_costs_probes_not_a_wrong_tree() -> None:
+    # one fused add rounded once: single t's add up and are kept, so the test
+    # says "not all single" and pair probes decide (with masks present the
+    # root drops every unit, as FPRev's probes need)
+    def exact_fused(x: np.ndarray) -> np.float32:
+        xs = [float(v) for v in np.asarray(x, np.float32)]
+        return np.float32(math.fsum(xs) if max(map(abs, xs)) < 2.0**120 else 0.0)
+
+    rec = infer_order(SumProbe(exact_fused, 12), "exact")
+    assert rec.tree == fused_tree(12, 12) and rec.sibling_rows > 0 and rec.sibling_nodes == 0

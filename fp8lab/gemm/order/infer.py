@@ -7,9 +7,15 @@
   leaves j groups them by the ancestor of i0 that joins them (one group per
   ancestor, sorted by L). Each group is the union of that ancestor's other
   children; a group is split by probing from its smallest leaf, where leaves
-  of another child answer the ancestor's L. K-1 calls for a sequential
-  chain, about (K/2)·log2 K for a balanced tree, about (n/2)·K for n-way
-  fused adds (FPRev's ``fprev``; schemes-and-order §3.1).
+  of another child answer the ancestor's L. K-1 probes for a sequential
+  chain, about (K/2)·log2 K for a balanced tree (FPRev's ``fprev``;
+  schemes-and-order §3.1). A group of three or more whose first two leaves
+  lie in different children (a node of fan-in above 2) first asks the
+  sibling test (:mod:`fp8lab.gemm.order.siblings`), for every such group of
+  a path in one batch: when it shows every leaf of a group is its own
+  child, the group costs 1 pair probe and 3 outputs instead of n(n-1)/2
+  pair probes; otherwise pair probes split it. So n-way fused adds cost
+  about K + 4·K/n outputs, not (n/2)·K.
 
 Every count is checked against the tree built from it; counts that fit no
 tree raise :class:`~fp8lab.gemm.order.probe.ProbeError`.
@@ -24,6 +30,7 @@ from typing import Any
 
 from fp8lab.gemm.order.families import name_family
 from fp8lab.gemm.order.probe import LcaProbe, ProbeError
+from fp8lab.gemm.order.siblings import SiblingTest
 from fp8lab.gemm.order.tree import SumTree
 
 __all__ = ["METHODS", "OrderRecord", "infer_order", "infer_tree"]
@@ -44,9 +51,12 @@ class OrderRecord:
         method: ``recursive`` or ``basic``.
         tree: the canonical summation tree.
         family: the known family's name, or None for "no known family".
-        calls: kernel calls made.
-        queries: counts L(i, j) read (more than calls when a probe batches).
+        calls: kernel calls made (pair probes and sibling tests).
+        queries: outputs read (more than calls when a probe batches); the
+            sibling test's outputs included.
         seconds: wall time of the inference (probing and building).
+        sibling_rows: outputs read by the sibling test (0 when unused).
+        sibling_nodes: fused nodes whose children it settled.
     """
 
     kernel: str
@@ -60,6 +70,8 @@ class OrderRecord:
     calls: int
     queries: int
     seconds: float
+    sibling_rows: int = 0
+    sibling_nodes: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict; ``family`` is null for no known family."""
@@ -74,6 +86,8 @@ class OrderRecord:
             "calls": self.calls,
             "queries": self.queries,
             "seconds": self.seconds,
+            "sibling_rows": self.sibling_rows,
+            "sibling_nodes": self.sibling_nodes,
             "max_fan_in": self.tree.max_fan_in(),
             "depth": self.tree.depth(),
             "tree": self.tree.to_json(),
@@ -81,20 +95,35 @@ class OrderRecord:
 
 
 class _Builder:
-    def __init__(self, probe: LcaProbe) -> None:
+    def __init__(self, probe: LcaProbe, siblings: bool) -> None:
         self.probe = probe
         self.k = probe.k
         self.nodes: list[list[int]] = []
         self.size: list[int] = [1] * probe.k
+        self.known: dict[tuple[int, int], int] = {}
+        values = all(hasattr(probe, a) for a in ("sums", "high_exp", "low_exp"))
+        self.siblings = SiblingTest(probe) if siblings and values else None  # type: ignore[arg-type]
 
     def lcas(self, i: int, js: list[int]) -> dict[int, int]:
-        values = self.probe.lca_sizes(i, js)
-        if len(values) != len(js):
-            raise ProbeError(f"asked {len(js)} counts, got {len(values)}")
-        for j, v in zip(js, values, strict=True):
-            if not 2 <= v <= self.k:
-                raise ProbeError(f"L({i}, {j}) = {v} is outside [2, {self.k}]")
-        return dict(zip(js, values, strict=True))
+        got = self.pairs([(i, j) for j in js])
+        return {j: got[(i, j)] for j in js}
+
+    def pairs(self, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
+        """L for each pair, asking the probe only the ones not known (in one batch)."""
+        ask = [p for p in pairs if p not in self.known]
+        if ask:
+            batch = getattr(self.probe, "pair_sizes", None)
+            if batch is not None:
+                values = batch(ask)
+            else:
+                values = [v for i, j in ask for v in self.probe.lca_sizes(i, [j])]
+            if len(values) != len(ask):
+                raise ProbeError(f"asked {len(ask)} counts, got {len(values)}")
+            for (i, j), v in zip(ask, values, strict=True):
+                if not 2 <= v <= self.k:
+                    raise ProbeError(f"L({i}, {j}) = {v} is outside [2, {self.k}]")
+                self.known[(i, j)] = v
+        return {p: self.known[p] for p in pairs}
 
     def node(self, kids: list[int], want: int) -> int:
         got = sum(self.size[c] for c in kids)
@@ -109,10 +138,28 @@ class _Builder:
         groups: dict[int, list[int]] = {}
         for j, lj in seen.items():
             groups.setdefault(lj, []).append(j)
+        settled = self.settle(i0, groups)
         cur = i0
         for lj in sorted(groups):
-            cur = self.node([cur, *self.forest(groups[lj], lj)], lj)
+            kids = settled.get(lj) or self.forest(groups[lj], lj)
+            cur = self.node([cur, *kids], lj)
         return cur
+
+    def settle(self, i0: int, groups: dict[int, list[int]]) -> dict[int, list[int]]:
+        """Groups the sibling test shows to be single leaves of one node (L -> leaves).
+
+        A group qualifies when it has 3 or more leaves and its first two lie in
+        different children (L = the group's node); i0 lies in yet another.
+        """
+        if self.siblings is None:
+            return {}
+        big = {lj: sorted(g) for lj, g in groups.items() if len(g) >= 3}
+        first = self.pairs([(g[0], g[1]) for g in big.values()])
+        wide = {lj: g for lj, g in big.items() if first[(g[0], g[1])] == lj}
+        if not wide:
+            return {}
+        verdicts = self.siblings.all_children(i0, list(wide.values()))
+        return {lj: g for (lj, g), ok in zip(wide.items(), verdicts, strict=True) if ok}
 
     def forest(self, members: list[int], outer: int) -> list[int]:
         """Split ``members`` (whole children of a node of ``outer`` leaves) into subtrees."""
@@ -177,8 +224,10 @@ class _Builder:
         return SumTree.from_children(k, self.nodes)
 
 
-def infer_tree(probe: LcaProbe, method: str = "recursive") -> SumTree:
+def infer_tree(probe: LcaProbe, method: str = "recursive", siblings: bool = True) -> SumTree:
     """The summation tree the probe's kernel follows.
+
+    ``siblings=False`` splits fused nodes by pair probes only (FPRev as published).
 
     Raises:
         ValueError: for an unknown method.
@@ -187,16 +236,25 @@ def infer_tree(probe: LcaProbe, method: str = "recursive") -> SumTree:
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    builder = _Builder(probe)
+    return _build(probe, method, siblings)[0]
+
+
+def _build(probe: LcaProbe, method: str, siblings: bool) -> tuple[SumTree, SiblingTest | None]:
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    builder = _Builder(probe, siblings and method == "recursive")
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 4 * probe.k + 1000))  # a chain nests K deep
     try:
-        return builder.recursive() if method == "recursive" else builder.basic()
+        tree = builder.recursive() if method == "recursive" else builder.basic()
+        return tree, builder.siblings
     finally:
         sys.setrecursionlimit(limit)
 
 
-def infer_order(probe: LcaProbe, kernel: str, method: str = "recursive") -> OrderRecord:
+def infer_order(
+    probe: LcaProbe, kernel: str, method: str = "recursive", siblings: bool = True
+) -> OrderRecord:
     """Infer, name and time the tree; the record counts the calls made.
 
     Raises:
@@ -204,7 +262,7 @@ def infer_order(probe: LcaProbe, kernel: str, method: str = "recursive") -> Orde
     """
     start_calls, start_queries = probe.calls, probe.queries
     t0 = time.perf_counter()
-    tree = infer_tree(probe, method)
+    tree, test = _build(probe, method, siblings)
     seconds = time.perf_counter() - t0
     family = name_family(tree)
     shape = (getattr(probe, "m", 1), getattr(probe, "n", 1))
@@ -220,4 +278,6 @@ def infer_order(probe: LcaProbe, kernel: str, method: str = "recursive") -> Orde
         calls=probe.calls - start_calls,
         queries=probe.queries - start_queries,
         seconds=seconds,
+        sibling_rows=0 if test is None else test.rows,
+        sibling_nodes=0 if test is None else test.accepted,
     )

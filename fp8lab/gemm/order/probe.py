@@ -24,13 +24,20 @@ subtree joining i and j: ``L(i, j) = K - count`` (FPRev, schemes-and-order
 
 Every call goes through :func:`fp8lab.guard.call_kernel`; a count that is
 not an integer in range raises :class:`ProbeError`.
+
+Each probe also answers ``sums(rows)``: the output bits of summand vectors
+that are zero except at a few positions (``{position: value}``), for the
+fused-node sibling test (:mod:`fp8lab.gemm.order.siblings`). ``high_exp``
+is the exponent of the large value that test uses (2**100 in float32; the
+product 2**8·2**8 on e4m3fn codes), ``low_exp`` the lowest exponent of its
+small value (60; -14, where 0.75·2**-14 is still an e4m3fn product).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -47,6 +54,7 @@ __all__ = [
     "SumProbe",
 ]
 
+T = TypeVar("T")
 MASK_F32 = np.float32(2.0**127)
 FP8_UNIT_EXP = -18
 FP8_SAFE_K = 2050  # units absorbed while u * 2**-18 <= 2**-7 = half an ulp of 448**2
@@ -67,6 +75,22 @@ class LcaProbe(Protocol):
     def lca_sizes(self, i: int, js: Sequence[int]) -> list[int]: ...  # noqa: D102
 
 
+Row = Mapping[int, float]  # summand position -> value; every other summand is 0
+
+
+def _bits(value: Any) -> int:
+    return int(np.asarray(value, np.float32).reshape(()).view(np.uint32))
+
+
+def _f32_row(k: int, row: Row) -> np.ndarray:
+    x = np.zeros(k, np.float32)
+    for pos, v in row.items():
+        if not 0 <= pos < k or float(np.float32(v)) != v:
+            raise ValueError(f"summand {pos}: {v!r} is not a float32 in 0..{k - 1}")
+        x[pos] = v
+    return x
+
+
 def _count(value: Any, unit: float, k: int, i: int, j: int) -> int:
     v = float(value)
     units = v / unit
@@ -78,14 +102,14 @@ def _count(value: Any, unit: float, k: int, i: int, j: int) -> int:
     return k - round(units)
 
 
-def _check(k: int, i: int, js: Sequence[int]) -> None:
-    for j in js:
+def _check(k: int, pairs: Sequence[tuple[int, int]]) -> None:
+    for i, j in pairs:
         if not (0 <= i < k and 0 <= j < k and i != j):
             raise ValueError(f"want two distinct summands in 0..{k - 1}, got {i} and {j}")
 
 
-def _batches(js: Sequence[int], size: int) -> list[list[int]]:
-    return [list(js[s : s + size]) for s in range(0, len(js), size)]
+def _batches(items: Sequence[T], size: int) -> list[list[T]]:
+    return [list(items[s : s + size]) for s in range(0, len(items), size)]
 
 
 @dataclass
@@ -97,18 +121,33 @@ class SumProbe:
     calls: int = 0
     queries: int = 0
     kind: str = "sum"
+    high_exp: int = 100
+    low_exp: int = 60
 
     def lca_sizes(self, i: int, js: Sequence[int]) -> list[int]:
         """One call of ``func`` per j."""
-        _check(self.k, i, js)
+        return self.pair_sizes([(i, j) for j in js])
+
+    def pair_sizes(self, pairs: Sequence[tuple[int, int]]) -> list[int]:
+        """L(i, j) for each pair, one call each."""
+        _check(self.k, pairs)
         out = []
-        for j in js:
+        for i, j in pairs:
             x = np.ones(self.k, np.float32)
             x[i], x[j] = MASK_F32, -MASK_F32
             self.calls += 1
             self.queries += 1
             got = np.asarray(call_kernel(self.func, x)).reshape(())
             out.append(_count(got, 1.0, self.k, i, j))
+        return out
+
+    def sums(self, rows: Sequence[Row]) -> list[int]:
+        """One call per row; the float32 output's bits."""
+        out = []
+        for row in rows:
+            self.calls += 1
+            self.queries += 1
+            out.append(_bits(call_kernel(self.func, _f32_row(self.k, row))))
         return out
 
 
@@ -130,16 +169,22 @@ class F32MatmulProbe:
     calls: int = 0
     queries: int = 0
     kind: str = "f32_matmul"
+    high_exp: int = 100
+    low_exp: int = 60
 
     def lca_sizes(self, i: int, js: Sequence[int]) -> list[int]:
         """One call per j, or per M of them with ``batch``."""
-        _check(self.k, i, js)
+        return self.pair_sizes([(i, j) for j in js])
+
+    def pair_sizes(self, pairs: Sequence[tuple[int, int]]) -> list[int]:
+        """L(i, j) for each pair: one call each, or per M of them with ``batch``."""
+        _check(self.k, pairs)
         out: list[int] = []
-        for group in _batches(js, self.m if self.batch else 1):
+        for group in _batches(pairs, self.m if self.batch else 1):
             a = np.ones((self.m, self.k), np.float32)
             b = np.ones((self.n, self.k), np.float32)
             rows = list(range(len(group))) if self.batch else [self.position[0]]
-            for r, j in zip(rows, group, strict=True):
+            for r, (i, j) in zip(rows, group, strict=True):
                 a[r, i], a[r, j] = MASK_F32, -MASK_F32
             self.calls += 1
             self.queries += len(group)
@@ -148,8 +193,25 @@ class F32MatmulProbe:
                 raise ProbeError(f"want a [{self.m},{self.n}] output, got shape {got.shape}")
             col = self.position[1]
             out.extend(
-                _count(got[r, col], 1.0, self.k, i, j) for r, j in zip(rows, group, strict=True)
+                _count(got[r, col], 1.0, self.k, i, j)
+                for r, (i, j) in zip(rows, group, strict=True)
             )
+        return out
+
+    def sums(self, rows: Sequence[Row]) -> list[int]:
+        """Row r of A carries vector r (B all ones); one call per M rows with ``batch``."""
+        out: list[int] = []
+        for group in _batches(rows, self.m if self.batch else 1):
+            a = np.zeros((self.m, self.k), np.float32)
+            at = list(range(len(group))) if self.batch else [self.position[0]]
+            for r, row in zip(at, group, strict=True):
+                a[r] = _f32_row(self.k, row)
+            self.calls += 1
+            self.queries += len(group)
+            got = np.asarray(call_kernel(self.func, a, np.ones((self.n, self.k), np.float32)))
+            if got.shape != (self.m, self.n):
+                raise ProbeError(f"want a [{self.m},{self.n}] output, got shape {got.shape}")
+            out.extend(_bits(got[r, self.position[1]]) for r in at)
         return out
 
 
@@ -166,6 +228,8 @@ class Fp8MatmulProbe:
     calls: int = 0
     queries: int = 0
     kind: str = "fp8_matmul"
+    high_exp: int = 16
+    low_exp: int = -14
     _codes: tuple[int, int, int] = field(default=(0, 0, 0), repr=False)
 
     def __post_init__(self) -> None:
@@ -180,14 +244,18 @@ class Fp8MatmulProbe:
         output (r, r) answers it: it assumes every diagonal output sums in
         the same order (true of fp8lab's models).
         """
-        _check(self.k, i, js)
+        return self.pair_sizes([(i, j) for j in js])
+
+    def pair_sizes(self, pairs: Sequence[tuple[int, int]]) -> list[int]:
+        """L(i, j) for each pair, batched as :meth:`lca_sizes`."""
+        _check(self.k, pairs)
         mask, neg, unit = self._codes
         out: list[int] = []
-        for group in _batches(js, min(self.m, self.n) if self.batch else 1):
+        for group in _batches(pairs, min(self.m, self.n) if self.batch else 1):
             a = np.full((self.m, self.k), unit, np.uint8)
             b = np.full((self.n, self.k), unit, np.uint8)
             cells = [(r, r) for r in range(len(group))] if self.batch else [self.position]
-            for (r, c), j in zip(cells, group, strict=True):
+            for (r, c), (i, j) in zip(cells, group, strict=True):
                 a[r, i], a[r, j] = mask, neg
                 b[c, i], b[c, j] = mask, mask
             self.calls += 1
@@ -198,6 +266,41 @@ class Fp8MatmulProbe:
             unit_value = 2.0**FP8_UNIT_EXP
             out.extend(
                 _count(got[cell], unit_value, self.k, i, j)
-                for cell, j in zip(cells, group, strict=True)
+                for cell, (i, j) in zip(cells, group, strict=True)
             )
         return out
+
+    def sums(self, rows: Sequence[Row]) -> list[int]:
+        """Each value a product of two e4m3fn codes; batched on the diagonal like ``lca_sizes``."""
+        table = _e4m3_products()
+        out: list[int] = []
+        for group in _batches(rows, min(self.m, self.n) if self.batch else 1):
+            a = np.zeros((self.m, self.k), np.uint8)
+            b = np.zeros((self.n, self.k), np.uint8)
+            cells = [(r, r) for r in range(len(group))] if self.batch else [self.position]
+            for (r, c), row in zip(cells, group, strict=True):
+                for pos, v in row.items():
+                    if v not in table or not 0 <= pos < self.k:
+                        raise ValueError(f"summand {pos}: {v!r} is no e4m3fn product")
+                    a[r, pos], b[c, pos] = table[v]
+            self.calls += 1
+            self.queries += len(group)
+            got = np.asarray(call_kernel(self.kernel.matmul, a, b, 1.0, 1.0, "f32"))
+            if got.shape != (self.m, self.n):
+                raise ProbeError(f"want a [{self.m},{self.n}] output, got shape {got.shape}")
+            out.extend(_bits(got[cell]) for cell in cells)
+        return out
+
+
+_PRODUCTS: dict[float, tuple[int, int]] = {}
+
+
+def _e4m3_products() -> dict[float, tuple[int, int]]:
+    """Positive products of two finite e4m3fn codes -> one pair of codes giving it (exact)."""
+    if not _PRODUCTS:
+        fmt = FORMATS["e4m3fn"]
+        vals = {c: float(fmt.exact_value(c)) for c in range(1, fmt.max_code + 1)}
+        for ca, va in vals.items():
+            for cb, vb in vals.items():
+                _PRODUCTS.setdefault(va * vb, (ca, cb))
+    return _PRODUCTS

@@ -40,6 +40,7 @@ class OrderRow:
     seconds: float
     outputs_checked: int = 0
     outputs_equal: int = 0
+    note: str = ""
 
 
 def _row(rec: OrderRecord, target: str, checked: int = 0, equal: int = 0) -> OrderRow:

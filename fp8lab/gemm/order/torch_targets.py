@@ -7,7 +7,9 @@ operands first, ``A' = f32(A)·s_a``, ``B' = f32(Bᵀ contiguous)·s_b``, then
 ``at::matmul`` in float32 (sgemm) and one cast to the output dtype.
 :func:`torch_scaled_mm` forces the emulated path (mkldnn off for the call)
 so the path does not depend on the machine; :func:`torch_scaled_mm_onednn`
-leaves torch's choice alone.
+leaves torch's choice alone. :func:`torch_matmul` is torch's float32
+``A @ Bᵀ`` on CPU (its sgemm; the order depends on the shape, the CPU and
+torch's thread count).
 """
 
 from __future__ import annotations
@@ -19,7 +21,15 @@ import numpy as np
 
 from fp8lab.gemm.protocol import FunctionMatmulKernel, MatmulSpec, validate_matmul_args
 
-__all__ = ["TORCH_SCALED_MM", "torch_available", "torch_scaled_mm", "torch_scaled_mm_onednn"]
+__all__ = [
+    "TORCH_SCALED_MM",
+    "torch_available",
+    "torch_matmul",
+    "torch_scaled_mm",
+    "torch_scaled_mm_onednn",
+    "torch_threads",
+    "torch_version",
+]
 
 
 def torch_available() -> bool:
@@ -29,6 +39,29 @@ def torch_available() -> bool:
     except ImportError:
         return False
     return True
+
+
+def torch_threads() -> int:
+    """The intra-op thread count of torch (the trees depend on it)."""
+    import torch
+
+    return int(torch.get_num_threads())
+
+
+def torch_version() -> str:
+    """``torch.__version__``."""
+    import torch
+
+    return str(torch.__version__)
+
+
+def torch_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``torch.from_numpy(a) @ torch.from_numpy(b).T`` in float32 on CPU."""
+    import torch
+
+    ta = torch.from_numpy(np.array(a, np.float32))  # private writable copies
+    tb = torch.from_numpy(np.array(b, np.float32))
+    return np.asarray((ta @ tb.T).numpy()).copy()
 
 
 def _scaled_mm(

@@ -8,6 +8,8 @@ from functools import partial
 import numpy as np
 import pytest
 
+from fp8lab.formats import FORMATS
+from fp8lab.formats.interop import ml_dtypes_type
 from fp8lab.gemm.kernels import BUILTIN_MATMUL_KERNELS
 from fp8lab.gemm.order import (
     F32MatmulProbe,
@@ -23,6 +25,7 @@ from fp8lab.gemm.order import (
     split_k_tree,
     tree_from_nested,
 )
+from fp8lab.gemm.protocol import FunctionMatmulKernel, MatmulSpec
 from fp8lab.refs import gemm_accumulators as ga
 
 
@@ -54,20 +57,41 @@ def test_recovers_every_model_small_k(name: str, k: int) -> None:
     assert rec.queries >= k - 1 and rec.calls >= 1
 
 
-# n-way fused adds cost about (n/2)·K probes (each group of n singletons is
-# split pair by pair): K = 4096 would take minutes, so the fused models run to 1000.
-BIG_CASES = [(n, k) for n in sorted(ga.MODELS) for k in BIG_K if k < 4096 or "fused" not in n]
+BIG_CASES = [(n, k) for n in sorted(ga.MODELS) for k in BIG_K]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "k"), BIG_CASES)
 def test_recovers_every_model_big_k(name: str, k: int) -> None:
     # pairwise asks many small groups: few rows per call keep each call cheap;
-    # fused groups ask up to 31 at a time
-    rows = 8 if name == "pairwise" else 32 if "fused" in name else 256
+    # the fused models' calls are few (the sibling test batches every group)
+    rows = 8 if name == "pairwise" else 64 if "fused" in name else 256
     rec = infer_order(F32MatmulProbe(ga.MODELS[name], k, m=rows, batch=True), name)
     assert rec.tree == expected_tree(name, k)
     assert rec.family is not None
+
+
+@pytest.mark.parametrize("name", ["fused_32_e8m13", "fused_32_e8m13_promote_128"])
+def test_sibling_test_settles_every_fused_node_in_a_few_outputs(name: str) -> None:
+    k = 200  # 6 full 32-way nodes and a short one of 8
+    rec = infer_order(F32MatmulProbe(ga.MODELS[name], k, m=64, batch=True), name)
+    pairs_only = infer_order(
+        F32MatmulProbe(ga.MODELS[name], k, m=64, batch=True), name, siblings=False
+    )
+    assert rec.tree == pairs_only.tree == expected_tree(name, k)
+    groups = -(-k // 32)  # every 32-way node, the short last one included
+    assert rec.sibling_nodes == groups and pairs_only.sibling_nodes == pairs_only.sibling_rows == 0
+    # K-1 pairs from leaf 0, 1 pair per group, 3 outputs per group, 1 base and
+    # the one calibration scan (1 + 2 * 80 rows); promote adds the chunk splits
+    assert rec.queries <= 2 * k + 4 * groups + 200 and pairs_only.queries > 14 * k
+    data = rec.to_json()
+    assert data["sibling_nodes"] == groups and data["sibling_rows"] == rec.sibling_rows > 0
+
+
+def test_sibling_test_is_not_asked_of_binary_trees() -> None:
+    for name in ("sequential", "pairwise", "split_k_128"):
+        rec = infer_order(F32MatmulProbe(ga.MODELS[name], 256, m=64, batch=True), name)
+        assert rec.sibling_rows == 0 and rec.tree == expected_tree(name, 256)
 
 
 @pytest.mark.parametrize("k", [23, 1000])
@@ -165,3 +189,33 @@ def test_fp8_probe_absorption_bound() -> None:
     assert np.float32(mask + np.float32(2049 * unit)) != mask
     assert np.float32(mask + np.float32(unit)) == mask
     assert FP8_SAFE_K == 2048 + 2
+
+
+def _fused_fp8_kernel(name: str) -> FunctionMatmulKernel:
+    """A MatmulKernel on e4m3fn codes whose sum is the fp8lab model ``name`` (scales 1)."""
+    e4m3 = ml_dtypes_type(FORMATS["e4m3fn"])
+
+    def matmul(a: np.ndarray, b: np.ndarray, s_in: object, s_w: object, out: str) -> np.ndarray:
+        assert float(s_in) == float(s_w) == 1.0 and out == "f32"  # type: ignore[arg-type]
+        da = np.asarray(a, np.uint8).view(e4m3).astype(np.float32)
+        db = np.asarray(b, np.uint8).view(e4m3).astype(np.float32)
+        return np.asarray(ga.MODELS[name](da, db), np.float32)
+
+    return FunctionMatmulKernel(name, matmul, MatmulSpec())
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_fp8_probe_settles_fused_nodes_with_e4m3_products(batch: bool) -> None:
+    k = 128
+    kernel = _fused_fp8_kernel("fused_32_e8m13")
+    rec = infer_order(Fp8MatmulProbe(kernel, k, m=16, batch=batch), "fused_fp8")
+    assert rec.tree == fused_tree(k, 32) and rec.sibling_nodes == 4
+
+
+def test_sums_refuse_values_the_probe_cannot_form() -> None:
+    with pytest.raises(ValueError, match="not a float32"):
+        F32MatmulProbe(ga.sequential, 8).sums([{0: 0.1}])
+    with pytest.raises(ValueError, match="no e4m3fn product"):
+        Fp8MatmulProbe(BUILTIN_MATMUL_KERNELS["vllm_cpp"], 32).sums([{0: 2.0**-20}])
+    got = Fp8MatmulProbe(BUILTIN_MATMUL_KERNELS["vllm_cpp"], 32).sums([{0: 2.0**16, 5: 0.375}])
+    assert got == [int(np.float32(2.0**16 + 0.375).view(np.uint32))]

@@ -56,3 +56,16 @@ def test_a_kernel_that_is_not_a_sum_exits_1(capsys: pytest.CaptureFixture[str]) 
     assert main(["order", "--kernel", "numpy:max", "--k", "8", "--as", "sum"]) == 1
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "not a count" in err
+
+
+def test_a_fused_model_prints_the_sibling_test_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    kernel = "fp8lab.refs.gemm_accumulators:fused"
+    out = tmp_path / "fused.json"
+    argv = ["order", "--kernel", kernel, "--k", "128", "--as", "f32-matmul", "--n", "1"]
+    assert main([*argv, "--m", "16", "--batch", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "family: fused(n=32)" in text and "sibling test: 4 fused nodes settled" in text
+    data = json.loads(out.read_text())
+    assert data["sibling_nodes"] == 4 and data["sibling_rows"] > 0

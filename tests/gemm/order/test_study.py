@@ -1,8 +1,14 @@
-"""The notebook's study functions: every model named, numpy reproduced."""
+"""The notebook's study functions: every model named, numpy and torch reproduced, the summary."""
 
 from __future__ import annotations
 
-from fp8lab.gemm.order.study import model_order_rows, numpy_order_rows
+import pytest
+
+from fp8lab.gemm.order import torch_study
+from fp8lab.gemm.order.epilogue_cost import EpilogueCost
+from fp8lab.gemm.order.study import OrderRow, model_order_rows, numpy_order_rows
+from fp8lab.gemm.order.summary import OrderSummary, order_summary
+from fp8lab.gemm.order.torch_targets import torch_available
 from fp8lab.refs.gemm_accumulators import MODELS
 
 
@@ -20,3 +26,61 @@ def test_numpy_rows_reproduce_every_output() -> None:
     rows, records = numpy_order_rows([16, 64], [(16, 16), (1, 16)], seed=3)
     assert len(rows) == len(records) == 4
     assert all(r.outputs_checked == r.m * r.n == r.outputs_equal for r in rows)
+
+
+def test_without_torch_the_torch_study_is_one_row_saying_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(torch_study, "torch_available", lambda: False)
+    rows, records = torch_study.torch_order_rows([16], [32], [(16, 16)], seed=3)
+    assert records == [] and len(rows) == 1
+    assert rows[0].family == rows[0].note == torch_study.NO_TORCH
+
+
+@pytest.mark.skipif(not torch_available(), reason="torch is not installed (optional: issue 14)")
+def test_torch_rows_reproduce_every_output() -> None:
+    rows, records = torch_study.torch_order_rows([16, 64], [32], [(16, 16), (1, 16)], seed=3)
+    assert len(rows) == 2 * 2 + 2 * 2 == len(records)
+    assert all(r.outputs_checked == r.m * r.n == r.outputs_equal for r in rows)
+    assert {r.target for r in rows} == {
+        "torch.matmul f32",
+        "torch._scaled_mm emulated",
+        "torch._scaled_mm oneDNN",
+    }
+
+
+def _summary(torch_rows: list[OrderRow]) -> OrderSummary:
+    models = model_order_rows([16, 64], {"fused_32_e8m13": MODELS["fused_32_e8m13"]})
+    numpy_rows, _ = numpy_order_rows([16], [(16, 16)], seed=3)
+    cost = EpilogueCost("folded", "f32", 100, 7, 1, 0.07)
+    ratios = {"sequential": 0.001, "fused_32_e8m13": 2.4}
+    return order_summary(
+        {"seed": 3}, models, numpy_rows, torch_rows, ratios, [cost], torch_study.NO_TORCH
+    )
+
+
+def test_summary_puts_parameters_and_verdicts_first() -> None:
+    absent = [
+        OrderRow("torch", 0, 0, 0, torch_study.NO_TORCH, 0, 0, 0.0, note=torch_study.NO_TORCH)
+    ]
+    summary = _summary(absent)
+    text = summary._repr_markdown_()
+    assert text.startswith("## Summary\n\nParameters: `seed` = 3")
+    topics = {r.topic: r for r in summary.rows}
+    assert topics["fp8lab models inferred and named"].verdict == "PASS"
+    assert topics["numpy.matmul"].verdict == "PASS"
+    assert topics["torch"].verdict.startswith("PENDING (torch is not installed")
+    assert set(summary.verdicts()) == {"fp8lab models inferred and named", "numpy.matmul", "torch"}
+    assert set(summary.numbers()) == set(topics) and summary.parameter_values() == {"seed": "3"}
+    assert "fused_32_e8m13 2.4" in topics["fused vs sequential error"].numbers
+    assert "folded 7/100 off (max 1 ulp)" in topics["epilogue cost, intermediate f32"].numbers
+
+
+def test_summary_says_when_a_library_row_differs() -> None:
+    # planted: one torch row whose tree reproduced 255 of 256 outputs
+    bad = OrderRow("torch.matmul f32", 16, 16, 16, "sequential", 15, 15, 0.0, 256, 255)
+    good = OrderRow("torch.matmul f32", 64, 16, 16, "sequential", 63, 63, 0.0, 256, 256)
+    nofit = OrderRow("torch._scaled_mm oneDNN", 32, 1, 16, "no tree: counts fit no tree", 3, 3, 0.0)
+    topics = {r.topic: r for r in _summary([bad, good, nofit]).rows}
+    assert topics["torch.matmul f32"].verdict == "FAIL (1 of 2 rows differ)"
+    assert topics["torch._scaled_mm oneDNN"].numbers.endswith("1 no tree")
