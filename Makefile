@@ -17,18 +17,20 @@ $(STAMP): constraints.txt pyproject.toml
 		-c constraints.txt -e '.[test,dev]'
 	touch $(STAMP)
 
-# Every test, spread over one pytest-xdist worker per core (TEST_WORKERS=0: in this process);
-# ARGS goes on to pytest (make test ARGS="-x tests/evidence").
+# Every test, spread over one pytest-xdist worker per core (TEST_WORKERS=0: in this process),
+# a test module's tests on one worker so that its module fixtures (g++ builds, LocalClusters,
+# mutant runs) are built once; ARGS goes on to pytest (make test ARGS="-x tests/evidence").
 TEST_WORKERS ?= auto
+XDIST := -n $(TEST_WORKERS) --dist loadscope
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(ARGS)
+	$(BIN)/python -m pytest $(XDIST) $(ARGS)
 
 # The edit loop: no slow test, no test that starts processes (CLI runs, gate children,
 # worker pools, notebooks, compilers, Chromium), no 2^32 sweep. make test runs all of them.
 FAST_ARGS := -m "not slow" \
 	--ignore=tests/meta --ignore=tests/notebooks --ignore=tests/cuda \
-	--ignore=tests/test_cluster.py --ignore=tests/test_cli.py --ignore=tests/chains/test_cli_gf.py \
+	--ignore=tests/test_cluster.py --ignore=tests/test_evidence_dask.py --ignore=tests/test_cli.py --ignore=tests/chains/test_cli_gf.py \
 	--ignore=tests/evidence/test_render_chromium.py --ignore=tests/gemm/order/test_numpy_order.py \
 	--ignore=tests/gemm/test_bench.py \
 	--deselect=tests/gates/test_g3.py::test_cli_g3_with_a_callable_all_gates_and_json \
@@ -47,7 +49,7 @@ FAST_ARGS := -m "not slow" \
 	--deselect=tests/refs/test_exact_float.py::test_exp_and_exp2_on_random_float32
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(FAST_ARGS) $(ARGS)
+	$(BIN)/python -m pytest $(XDIST) $(FAST_ARGS) $(ARGS)
 
 # The optional torch extra (accumulation_order's torch rows, issue 14). Where the pinned torch
 # cannot be installed the notebook says torch is absent in its table; the run goes on.

@@ -42,6 +42,7 @@ __all__ = [
     "Cluster",
     "ClusterError",
     "ambient_cluster",
+    "is_scheduler_address",
     "open_cluster",
 ]
 
@@ -136,6 +137,12 @@ def _close_ambient() -> None:
 atexit.register(_close_ambient)
 
 
+def is_scheduler_address(text: str) -> bool:
+    """Whether ``text`` is ``tcp://HOST:PORT`` (or ``tls://``) with a port in 1..65535."""
+    match = SCHEDULER_PATTERN.match(text)
+    return bool(match) and 0 < int(match.group(3)) < 65536  # type: ignore[union-attr]
+
+
 def ambient_cluster() -> Cluster | None:
     """The cluster ``$FP8LAB_SCHEDULER`` names, connected once per process; None when unset.
 
@@ -151,7 +158,7 @@ def ambient_cluster() -> Cluster | None:
     if not address:
         return None
     if address not in _AMBIENT:
-        if not SCHEDULER_PATTERN.match(address):
+        if not is_scheduler_address(address):
             raise ClusterError(f"${SCHEDULER_ENV} wants tcp://HOST:PORT, got {address!r}")
         stack = ExitStack()
         _AMBIENT[address] = (stack.enter_context(open_cluster(scheduler=address)), stack)

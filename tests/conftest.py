@@ -9,11 +9,19 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
+from fp8lab.cluster import SCHEDULER_ENV
 from fp8lab.formats import FORMATS, FP8_FORMATS, FormatSpec
 
 # Deterministic: hypothesis draws from a fixed seed and keeps no example database.
 settings.register_profile("fp8lab", derandomize=True, database=None)
 settings.load_profile("fp8lab")
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_scheduler(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A $FP8LAB_SCHEDULER exported for notebook kernels never sends a test's sweeps away."""
+    monkeypatch.delenv(SCHEDULER_ENV, raising=False)
+
 
 # The fp8 element formats: the tests taking ``fmt`` were written for their semantics
 # (a NaN code, a zero, a sign bit). The OCP MX formats have their own tests (``mx_fmt``).

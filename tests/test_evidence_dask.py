@@ -8,6 +8,7 @@ be the local ones, byte for byte, except the engine fields.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import asdict
 from importlib.util import find_spec
@@ -116,6 +117,9 @@ def test_a_bad_scheduler_variable_is_an_error_never_a_silent_local_run(
         run_exhaustive("fast", "scan", "e4m3fn", saturate=True, stop=1 << 12)
     with pytest.raises(ClusterError, match="tcp://HOST:PORT"):
         brute_force(0.5, stop=1 << 12)
+    monkeypatch.setenv(SCHEDULER_ENV, "tcp://host:99999")  # the port check --scheduler makes
+    with pytest.raises(ClusterError, match="tcp://HOST:PORT"):
+        run_exhaustive("fast", "scan", "e4m3fn", saturate=True, stop=1 << 12)
 
 
 @pytest.mark.parametrize(
@@ -152,3 +156,14 @@ def test_without_dask_the_flag_names_the_extra(
     line = _one_line(capsys.readouterr().err)
     assert "pip install 'fp8lab[dask]'" in line
     assert not any((tmp_path / "r").rglob("*.ipynb"))
+
+
+def test_the_cli_reads_no_scheduler_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only the flags put a command on a cluster: a stray variable is neither used nor fatal."""
+    monkeypatch.setenv(SCHEDULER_ENV, "localhost:8786")  # would be an error if read
+    argv = ["exhaustive", "fast", "scan", "--policy", "sat", "--stop", "0x1000", "--quiet"]
+    assert main([*argv, "--json", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["engine"] == "processes"
+    assert SCHEDULER_ENV not in os.environ

@@ -11,15 +11,14 @@ from contextlib import contextmanager
 
 from fp8lab.cli.argtypes import workers_arg
 from fp8lab.cli.common import CliError
-from fp8lab.cluster import SCHEDULER_PATTERN, Cluster, ClusterError, open_cluster
+from fp8lab.cluster import Cluster, ClusterError, is_scheduler_address, open_cluster
 
 __all__ = ["add_engine_args", "open_engine", "scheduler_arg"]
 
 
 def scheduler_arg(text: str) -> str:
     """A dask scheduler address, ``tcp://HOST:PORT`` (or ``tls://``)."""
-    match = SCHEDULER_PATTERN.match(text)
-    if not match or not 0 < int(match.group(3)) < 65536:
+    if not is_scheduler_address(text):
         raise argparse.ArgumentTypeError(f"want tcp://HOST:PORT, got {text!r}")
     return text
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html
 import math
+import struct
 from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any
@@ -46,6 +47,16 @@ def _is_scale(column: str) -> bool:
     return column == "scale" or column.startswith("scale_") or column.endswith("_scale")
 
 
+def _needs_hex(value: float, text: str, column: str) -> bool:
+    """Whether ``value`` shows its exact hex beside ``text`` (its six digits).
+
+    A scale always does; so does a float32 value (an input, an amax) that six
+    digits would not give back, where one ulp is the point. A float64 statistic does not.
+    """
+    as_f32 = struct.unpack("<f", struct.pack("<f", value))[0] if abs(value) < 3.4e38 else None
+    return _is_scale(column) or (as_f32 == value and float(text) != value)
+
+
 def _short_hex(value: float) -> str:
     """``float.hex`` without its trailing zero digits (``0x1.2d7732p-7``); still exact."""
     mantissa, exponent = value.hex().split("p")
@@ -64,7 +75,7 @@ def shown_value(value: Any, column: str = "") -> str:
         if not math.isfinite(value) or value == 0:
             return repr(value)
         text = f"{value:.6g}"
-        return f"{text} ({_short_hex(value)})" if _is_scale(column) else text
+        return f"{text} ({_short_hex(value)})" if _needs_hex(value, text, column) else text
     if hasattr(value, "item") and not isinstance(value, str | bytes):  # a numpy scalar
         return shown_value(value.item(), column)
     if isinstance(value, dict):

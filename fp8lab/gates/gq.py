@@ -175,6 +175,8 @@ def _plan(scheme: str, rule: str | ScaleRule | Nvfp4ScaleRule) -> tuple[_Plan, s
         nv = NVFP4_RULES.get(rule) if isinstance(rule, str) else rule
         if not isinstance(nv, Nvfp4ScaleRule) or nv.name not in GQ_RULES[scheme]:
             raise ValueError(f"rule {_name(rule)!r} is not an nvfp4 rule GQ models")
+        if nv != NVFP4_RULES[nv.name]:  # the record names the rule: it must be that rule
+            raise ValueError(f"rule {nv.name!r} differs from the published rule of that name")
         plan = _Plan(
             "e2m1fn",
             True,
@@ -185,6 +187,11 @@ def _plan(scheme: str, rule: str | ScaleRule | Nvfp4ScaleRule) -> tuple[_Plan, s
     if isinstance(rule, Nvfp4ScaleRule):
         raise ValueError(f"rule {rule.name!r} does not describe the {scheme} scheme")
     spec = get_rule(rule)
+    if spec.name in RULES and spec != RULES[spec.name]:
+        raise ValueError(
+            f"rule {spec.name!r} differs from the published rule of that name; "
+            "give a custom rule a name of its own"
+        )
     granularity, block, scale_format = GQ_SCHEMES[scheme]
     if (spec.granularity, spec.block, spec.scale_format) != (granularity, block, scale_format):
         raise ValueError(f"rule {spec.name!r} does not describe the {scheme} scheme")

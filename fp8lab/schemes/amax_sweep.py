@@ -41,6 +41,9 @@ PAIRS = (
     "nvfp4-reciprocal-vs-fused",
 )
 NVFP4_PAIRS = PAIRS[3:]
+# the compiled loop picks each nvfp4 pair's two formulas by these indices into PAIRS
+_DIV_VS_RCP = PAIRS.index("nvfp4-divide-vs-reciprocal")
+_RCP_VS_FUSED = PAIRS.index("nvfp4-reciprocal-vs-fused")
 _CHUNK = 1 << 20
 _EMAX_E4M3 = FORMATS["e4m3fn"].maxexp - 1  # 8
 
@@ -143,9 +146,9 @@ def _sweep(
                 v3 = amax * (s_enc * rcp6)  # fused, clamped
                 if not (v3 < fmax32):
                     v3 = fmax32
-                box[0] = v2 if pair == 5 else v1
+                box[0] = v2 if pair == _RCP_VS_FUSED else v1
                 a = _e4m3(box, table)
-                box[0] = v2 if pair == 3 else v3
+                box[0] = v2 if pair == _DIV_VS_RCP else v3
                 r = _e4m3(box, table)
                 same = a == r
             if not same:

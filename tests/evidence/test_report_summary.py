@@ -45,6 +45,9 @@ def test_counts_floats_and_scales_read_well() -> None:
         and shown_value(-0.5, "scale") == "-0.5 (-0x1p-1)"
     )
     assert shown_value(0.0092, "ratio") == "0.0092"
+    # a float32 input one ulp from its neighbour keeps its hex; a float64 statistic does not
+    assert shown_value(float.fromhex("0x1.000002p+0"), "amax") == "1 (0x1.000002p+0)"
+    assert shown_value(1.0, "amax") == "1" and shown_value(0.123456789123, "err") == "0.123457"
     assert shown_value({"bitwise": 0, "tolerance": 1200}) == "tolerance: 1,200"
 
 

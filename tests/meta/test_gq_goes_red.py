@@ -9,7 +9,7 @@ import pytest
 
 from fp8lab.gates import GateStatus, run_gq
 from fp8lab.gates.gq import _verdict
-from fp8lab.schemes import RULES, Apply, Clamp, Pow2
+from fp8lab.schemes import NVFP4_RULES, RULES, Apply, Clamp, Nvfp4Order, Pow2
 from fp8lab.schemes.port import scheme_quant
 
 # rule -> (scheme, planted defect), the bug classes of issue 12 §5
@@ -98,3 +98,16 @@ def test_gq_that_examined_nothing_fails_through_its_api() -> None:
     record = run_gq(SCHEME_PORTS["rceil"], scheme="mxfp8", rule="rceil", input_dtypes=[])
     assert record.status is GateStatus.FAIL and record.reason == "examined nothing"
     assert record.cases == record.words == 0
+
+
+@pytest.mark.parametrize(
+    ("scheme", "rule"),
+    [
+        ("per-group", dataclasses.replace(RULES["vllm-per-group"], amax_floor=None)),
+        ("nvfp4", dataclasses.replace(NVFP4_RULES["te-nvfp4-divide"], order=Nvfp4Order.FUSED)),
+    ],
+)
+def test_a_rule_object_under_a_published_name_must_be_that_rule(scheme: str, rule: object) -> None:
+    """The record names the rule; a changed copy named like the published one is refused."""
+    with pytest.raises(ValueError, match="differs from the published rule"):
+        run_gq(lambda x: x, scheme=scheme, rule=rule)  # type: ignore[arg-type]

@@ -32,4 +32,4 @@ def test_the_exhaustive_sweep_runs_on_the_given_executor() -> None:
     pool = _Refusing()
     with pytest.raises(_StopError):
         recheck_equivalents({key: entry}, executor=pool, workers=2)
-    assert pool.seen == ["_sweep_chunk"]
+    assert pool.seen == ["sweep_chunk"]
