@@ -234,7 +234,8 @@ def evidence_costs(
             "seconds": plan_wall,
         },
         {
-            "component": "codec_atlas: run_plan(PROOF_PLAN) over 2**32 (0 under make evidence, which runs prove first; fp8lab evidence alone proves them)",
+            "component": "codec_atlas: run_plan(PROOF_PLAN) over 2**32 "
+            "(0 under make evidence, which runs prove first; fp8lab evidence alone proves them)",
             "passes": passes["codec_atlas_plan_proofs"],
             "seconds": plan_wall if passes["codec_atlas_plan_proofs"] else 0.0,
         },
