@@ -22,22 +22,13 @@ import numpy as np
 from fp8lab.bundle.cases import BundleCase, f32_hex, sha256
 from fp8lab.bundle.replay import BundleCaseError
 from fp8lab.gates.gq import GQ_SCHEMES, gq_calls
+from fp8lab.schemes.layout import scales_shape
 
 __all__ = ["BundleSchemeKernel", "gq_bundle_cases", "gq_sidecar_line"]
 
 _EXT = {"float32": "f32", "bfloat16": "bf16"}
 _SCALES = {"float32": ("float32", "f32", 4), "e8m0fnu": ("e8m0fnu", "e8m0", 1)}
 _SCALES["e4m3fn"] = ("e4m3fn", "e4m3", 1)
-
-
-def _scales_shape(scheme: str, m: int, k: int) -> list[int]:
-    granularity, block, _ = GQ_SCHEMES[scheme]
-    if granularity.name == "TENSOR":
-        return [1]
-    if granularity.name == "ROW":
-        return [m]
-    assert block is not None
-    return [m, k // block]
 
 
 def gq_bundle_cases(scheme: str, rule: str) -> list[BundleCase]:
@@ -52,7 +43,7 @@ def gq_bundle_cases(scheme: str, rule: str) -> list[BundleCase]:
         x = call.args[0]
         m, k = x.shape
         dtype, ext, width = _SCALES[scale_format]
-        shape = _scales_shape(scheme, m, k)
+        shape = list(scales_shape(scheme, m, k))
         entry: dict[str, Any] = {
             "name": call.name,
             "word_class": call.label,

@@ -44,19 +44,13 @@ from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender, s
 from fp8lab.guard import KernelFaultError, call_kernel
 from fp8lab.refs import reference_nvfp4_quant, reference_scheme_quant
 from fp8lab.schemes import NVFP4_RULES, RULES, Granularity, Nvfp4ScaleRule, ScaleRule, get_rule
+from fp8lab.schemes.layout import SCHEME_LAYOUTS
 from fp8lab.schemes.populations import scheme_population
 
 __all__ = ["GQ_INPUT_DTYPES", "GQ_RULES", "GQ_SCHEMES", "GqCall", "gq_calls", "run_gq"]
 
 GQ_INPUT_DTYPES = ("float32", "bfloat16")
-# scheme -> (granularity, block, scale format)
-GQ_SCHEMES: dict[str, tuple[Granularity, int | None, str]] = {
-    "per-tensor": (Granularity.TENSOR, None, "float32"),
-    "per-token": (Granularity.ROW, None, "float32"),
-    "per-group": (Granularity.BLOCK, 128, "float32"),
-    "mxfp8": (Granularity.BLOCK, 32, "e8m0fnu"),
-    "nvfp4": (Granularity.BLOCK, 16, "e4m3fn"),
-}
+GQ_SCHEMES = SCHEME_LAYOUTS  # scheme -> (granularity, block, scale format)
 # scheme -> the names of the rules that describe it (what --rule accepts for --scheme)
 GQ_RULES: dict[str, tuple[str, ...]] = {
     scheme: tuple(

@@ -4,7 +4,7 @@
 ``fp8lab/abi/fp8lab_kernel.h`` as GQ's ``FUNC(x) -> (codes, scales)`` (nvfp4:
 ``FUNC(x, global_scale)``). The library cannot say which scheme it computes;
 the caller names it, and the scheme fixes the scales' dtype and shape
-(:data:`SCHEME_SCALES`). Each call runs the library twice on private copies,
+(:data:`fp8lab.schemes.layout.SCHEME_LAYOUTS`). Each call runs the library twice on private copies,
 its outputs pre-filled with 0x00 and then 0xFF bytes: outputs that differ
 (an element left unwritten, or a kernel that is not deterministic) raise
 :class:`~fp8lab.kernels.shared.SharedKernelError`, as a non-zero return does.
@@ -20,17 +20,10 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.kernels.shared import SharedKernelError, call_shared, shared_function
+from fp8lab.schemes.layout import SCHEME_LAYOUTS, scales_dtype, scales_shape
 
-__all__ = ["SCHEME_SCALES", "SharedSchemeKernel", "scheme_signature"]
+__all__ = ["SharedSchemeKernel", "scheme_signature"]
 
-# scheme -> (scales dtype, elements per scale along a row; 0: one per row, None: one in all)
-SCHEME_SCALES: dict[str, tuple[np.dtype[Any], int | None]] = {
-    "per-tensor": (np.dtype(np.float32), None),
-    "per-token": (np.dtype(np.float32), 0),
-    "per-group": (np.dtype(np.float32), 128),
-    "mxfp8": (np.dtype(np.uint8), 32),
-    "nvfp4": (np.dtype(np.uint8), 16),
-}
 _X_DTYPES = {np.dtype(np.float32): 0, np.dtype(ml_dtypes.bfloat16): 1}  # fp8lab_kernel.h
 
 
@@ -40,20 +33,9 @@ def scheme_signature(scheme: str) -> str:
     Raises:
         ValueError: for an unknown scheme.
     """
-    if scheme not in SCHEME_SCALES:
-        raise ValueError(f"unknown scheme {scheme!r}; choose from {', '.join(SCHEME_SCALES)}")
+    if scheme not in SCHEME_LAYOUTS:
+        raise ValueError(f"unknown scheme {scheme!r}; choose from {', '.join(SCHEME_LAYOUTS)}")
     return "nvfp4" if scheme == "nvfp4" else "scheme"
-
-
-def _scales_shape(scheme: str, m: int, k: int) -> tuple[int, ...]:
-    per = SCHEME_SCALES[scheme][1]
-    if per is None:
-        return (1,)
-    if per == 0:
-        return (m,)
-    if k % per:
-        raise ValueError(f"{scheme}: K={k} is not a multiple of its block size {per}")
-    return (m, k // per)
 
 
 @dataclass(frozen=True)
@@ -72,7 +54,7 @@ class SharedSchemeKernel:
         m, k = x.shape
         private = np.array(x, order="C", copy=True)  # the library gets its own copy
         codes = np.full((m, k), fill, np.uint8)
-        scales = np.full(_scales_shape(self.scheme, m, k), 0, SCHEME_SCALES[self.scheme][0])
+        scales = np.full(scales_shape(self.scheme, m, k), 0, scales_dtype(self.scheme))
         scales.view(np.uint8)[...] = fill
         function = self._function or shared_function(
             self.path, self.symbol, scheme_signature(self.scheme)

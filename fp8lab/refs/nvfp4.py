@@ -33,7 +33,7 @@ import numpy.typing as npt
 from fp8lab.formats import get_format
 from fp8lab.refs.float32_exact import f32, f32_div, f32_mul, fmaxf, fminf
 from fp8lab.refs.scan import ScanPolicy, scan_encode
-from fp8lab.refs.schemes import reference_nvfp4_block_scales
+from fp8lab.refs.schemes import reference_encode_scale, reference_nvfp4_block_scales
 from fp8lab.schemes.nvfp4_rules import Nvfp4Inverse, Nvfp4ScaleRule
 
 __all__ = ["NVFP4_NAN_CODE", "reference_nvfp4_quant"]
@@ -54,11 +54,6 @@ def _decode_scale(byte: int) -> float:
     if e:
         value = (1 + Fraction(m, 1 << man)) * Fraction(2) ** (e - fmt.bias)
     return -float(value) if byte & 0x80 else float(value)
-
-
-def _s_enc(global_amax: float) -> float:
-    s_enc = fminf(f32_div(2688.0, global_amax), _FLT_MAX)
-    return 1.0 if global_amax == 0 or s_enc == 0 else s_enc
 
 
 def reference_nvfp4_quant(
@@ -84,7 +79,7 @@ def reference_nvfp4_quant(
             amax = fmaxf(amax, abs(v))
         amaxes.append(amax)
     scale_bytes = reference_nvfp4_block_scales(np.array(amaxes, np.float32), g, rule)
-    s_enc = _s_enc(g)
+    s_enc = reference_encode_scale(g)
     s_dec = f32_div(1.0, s_enc)
     q = np.empty((len(blocks), rule.block), np.float32)
     nan = np.zeros(q.shape, bool)

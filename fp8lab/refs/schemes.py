@@ -21,7 +21,7 @@ from fp8lab.refs.scan import ScanPolicy, scan_encode
 from fp8lab.schemes.nvfp4_rules import Nvfp4Order, Nvfp4ScaleRule
 from fp8lab.schemes.rules import AmaxNan, Apply, Clamp, Granularity, Pow2, ScaleRule
 
-__all__ = ["reference_nvfp4_block_scales", "reference_scheme_quant"]
+__all__ = ["reference_encode_scale", "reference_nvfp4_block_scales", "reference_scheme_quant"]
 
 _FLT_MAX = float(np.finfo(np.float32).max)
 
@@ -169,13 +169,22 @@ def _clamp(v: float, top: float, clamp: Clamp) -> float:
     return v
 
 
+def reference_encode_scale(global_amax: float) -> float:
+    """NVFP4's S_enc, exactly (TransformerEngine core_nvfp4.cuh).
+
+    ``fminf(2688 / global_amax, FLT_MAX)`` rounded to float32; 1 where the
+    global amax or that quotient is 0.
+    """
+    g = f32(global_amax)
+    s_enc = fminf(f32_div(2688.0, g), _FLT_MAX)
+    return 1.0 if g == 0 or s_enc == 0 else s_enc
+
+
 def reference_nvfp4_block_scales(
     block_amax: np.ndarray, global_amax: float, rule: Nvfp4ScaleRule
 ) -> npt.NDArray[np.uint8]:
     """e4m3fn block-scale bytes of float32 ``block_amax`` under an NVFP4 rule, exactly."""
-    s_enc = fminf(f32_div(2688.0, f32(global_amax)), _FLT_MAX)
-    if f32(global_amax) == 0 or s_enc == 0:
-        s_enc = 1.0
+    s_enc = reference_encode_scale(global_amax)
     rcp6 = f32_div(1.0, 6.0)
     values = []
     for amax in np.asarray(block_amax, np.float32).reshape(-1).tolist():

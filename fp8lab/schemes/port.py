@@ -146,6 +146,12 @@ class SchemePort:
         return scheme_quant(x, self.name)
 
 
+def _encode_scale(g: np.float32) -> np.float32:
+    """TE's S_enc: ``fminf(6 * 448 / global_amax, FLT_MAX)``, 1 where that or the amax is 0."""
+    s_enc = np.fmin(_F32(448.0 * 6.0) / g, np.finfo(_F32).max)
+    return _F32(1.0) if g == 0 or s_enc == 0 else _F32(s_enc)
+
+
 def nvfp4_block_scales(
     block_amax: np.ndarray, global_amax: float, rule: Nvfp4ScaleRule
 ) -> npt.NDArray[np.uint8]:
@@ -154,9 +160,7 @@ def nvfp4_block_scales(
     g = _F32(global_amax)
     flt_max = np.finfo(_F32).max
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        s_enc = np.fmin(_F32(448.0 * 6.0) / g, flt_max)
-        if g == 0 or s_enc == 0:
-            s_enc = _F32(1.0)
+        s_enc = _encode_scale(g)
         rcp6 = _F32(1.0) / _F32(6.0)
         if rule.order is Nvfp4Order.DIVIDE:
             s = amax / _F32(6.0) * s_enc
@@ -193,9 +197,7 @@ def nvfp4_quant(
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         amax = np.fmax.reduce(np.abs(blocks), axis=1, initial=_F32(0))
         scale = nvfp4_block_scales(amax, float(g), spec)
-        s_enc = np.fmin(_F32(2688.0) / g, np.finfo(_F32).max)
-        if g == 0 or s_enc == 0:
-            s_enc = _F32(1.0)
+        s_enc = _encode_scale(g)
         s_dec = _F32(1.0 / float(s_enc))  # TE: float(1.0 / S_enc), a double quotient
         dec_b = decode(scale, "e4m3fn").astype(_F32)
         if spec.inverse is Nvfp4Inverse.ENCODE_QUOTIENT:
