@@ -131,17 +131,7 @@ def evidence_passes() -> dict[str, int]:
 
 def _window(proof: Proof, lo: int, width: int) -> int:
     """Run ``proof`` on ``[lo, lo + width)`` in this process; the patterns it examined."""
-    return run_exhaustive(
-        proof.a,
-        proof.b,
-        proof.format,
-        saturate=proof.saturate,
-        nan=proof.nan,
-        start=lo,
-        stop=lo + width,
-        chunk=width,
-        workers=1,
-    ).examined
+    return proof.run(start=lo, stop=lo + width, chunk=width, workers=1).examined
 
 
 def _plan_sample(sample: int) -> list[dict[str, Any]]:

@@ -59,6 +59,12 @@ class Proof:
         policy = "sat" if self.saturate else "nosat"
         return f"{self.a}-vs-{self.b}-{self.format}-{policy}-{self.nan}"
 
+    def run(self, **options: Any) -> ExhaustiveRecord:
+        """This proof by :func:`fp8lab.exhaustive.run_exhaustive` (``options``: its keywords)."""
+        return run_exhaustive(
+            self.a, self.b, self.format, saturate=self.saturate, nan=self.nan, **options
+        )
+
 
 PROOF_PLAN: tuple[Proof, ...] = (
     *(Proof("fast", "scan", f, sat, "canonical") for f in FP8_FORMATS for sat in (True, False)),
@@ -111,12 +117,7 @@ def run_plan(
     with ExitStack() as stack:
         pool: Executor = cluster.executor if cluster else stack.enter_context(worker_pool(workers))
         return [
-            run_exhaustive(
-                proof.a,
-                proof.b,
-                proof.format,
-                saturate=proof.saturate,
-                nan=proof.nan,
+            proof.run(
                 start=start,
                 stop=stop,
                 workers=workers,

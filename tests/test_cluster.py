@@ -158,16 +158,7 @@ def test_proof_plan_on_dask_gives_the_local_records(cluster: Cluster) -> None:
     plan = PROOF_PLAN[:2] + PROOF_PLAN[-2:]
     remote = run_plan(plan, start=0x7F00_0000, stop=0x7F80_0000 + (1 << 16), cluster=cluster)
     for proof, record in zip(plan, remote, strict=True):
-        local = run_exhaustive(
-            proof.a,
-            proof.b,
-            proof.format,
-            saturate=proof.saturate,
-            nan=proof.nan,
-            start=0x7F00_0000,
-            stop=0x7F80_0000 + (1 << 16),
-            workers=1,
-        )
+        local = proof.run(start=0x7F00_0000, stop=0x7F80_0000 + (1 << 16), workers=1)
         assert _bytes(record) == _bytes(local), proof.slug
         assert record.engine == "dask-local 2"
 

@@ -74,16 +74,7 @@ def test_evidence_dask_local_gives_the_notebook_the_local_records(
     remote = json.loads(written.read_text())
     assert remote["scheduler"].startswith("tcp://127.0.0.1:")
     for proof, record in zip(PROOF_PLAN[:2], remote["proofs"], strict=True):
-        local = run_exhaustive(
-            proof.a,
-            proof.b,
-            proof.format,
-            saturate=proof.saturate,
-            nan=proof.nan,
-            start=START,
-            stop=STOP,
-            workers=1,
-        )
+        local = proof.run(start=START, stop=STOP, workers=1)
         assert record["engine"] == f"dask {remote['scheduler']}", "ran locally, not on the cluster"
         assert _strip(record) == _strip(asdict(local)), proof.slug
         assert record["examined"] == STOP - START
