@@ -34,6 +34,7 @@ from fp8lab.populations import G1_SEED, g1_population
 
 __all__ = [
     "BUNDLE_GATES",
+    "DTYPE_EXT",
     "OUT_DTYPES",
     "SCHEMA",
     "BundleCase",
@@ -45,9 +46,9 @@ __all__ = [
 
 SCHEMA = "fp8lab.bundle/1"
 BUNDLE_GATES = ("G1", "G3", "GQ")
-_INPUT = {"float32": (np.dtype(np.float32), "f32"), "bfloat16": (ml_dtypes.bfloat16, "bf16")}
+_INPUT = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
 OUT_DTYPES = {"f32": "float32", "bf16": "bfloat16"}  # G3's names -> the bundle's
-_OUT_EXT = {"float32": "f32", "bfloat16": "bf16"}
+DTYPE_EXT = {"float32": "f32", "bfloat16": "bf16"}  # an input or output file's extension
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def f32_hex(value: Any) -> str:
 
 
 def _g1_case(i: int, scale: float, dtype: str, name: str) -> BundleCase:
-    np_dtype, ext = _INPUT[dtype]
+    np_dtype, ext = _INPUT[dtype], DTYPE_EXT[dtype]
     x = g1_population(scale, seed=G1_SEED, special=True).words.astype(np_dtype)
     s = np.float32(scale)
     entry = {
@@ -114,7 +115,7 @@ def _g3_case(
         "s_in": float(np.float32(s[0])),
         "s_w": float(np.float32(s[1])),
         "out_dtype": dtype,
-        "output": f"outputs/{i:02d}.{_OUT_EXT[dtype]}",
+        "output": f"outputs/{i:02d}.{DTYPE_EXT[dtype]}",
     }
     size = m * n * (4 if dtype == "float32" else 2)
     return BundleCase(entry, {"a": a, "b": b}, size)

@@ -19,16 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from fp8lab.bundle.cases import BundleCase, f32_hex, sha256
-from fp8lab.bundle.replay import BundleCaseError
-from fp8lab.gates.gq import GQ_SCHEMES, gq_calls
-from fp8lab.schemes.layout import scales_shape
+from fp8lab.bundle.cases import DTYPE_EXT, BundleCase, f32_hex, sha256
+from fp8lab.bundle.replay import BundleCaseError, input_fault, read_output
+from fp8lab.gates.gq import gq_calls
+from fp8lab.schemes.layout import SCHEME_LAYOUTS, scales_dtype, scales_shape
 
 __all__ = ["BundleSchemeKernel", "gq_bundle_cases", "gq_sidecar_line"]
 
-_EXT = {"float32": "f32", "bfloat16": "bf16"}
-_SCALES = {"float32": ("float32", "f32", 4), "e8m0fnu": ("e8m0fnu", "e8m0", 1)}
-_SCALES["e4m3fn"] = ("e4m3fn", "e4m3", 1)
+_SCALE_EXT = {"float32": "f32", "e8m0fnu": "e8m0", "e4m3fn": "e4m3"}  # scale format -> extension
 
 
 def gq_bundle_cases(scheme: str, rule: str) -> list[BundleCase]:
@@ -37,12 +35,12 @@ def gq_bundle_cases(scheme: str, rule: str) -> list[BundleCase]:
     Raises:
         ValueError: for an unknown scheme or rule, or a rule of another scheme.
     """
-    scale_format = GQ_SCHEMES[scheme][2] if scheme in GQ_SCHEMES else ""
+    calls = gq_calls(scheme, rule)
+    scale_format, width = SCHEME_LAYOUTS[scheme][2], scales_dtype(scheme).itemsize
     out: list[BundleCase] = []
-    for i, call in enumerate(gq_calls(scheme, rule)):
+    for i, call in enumerate(calls):
         x = call.args[0]
         m, k = x.shape
-        dtype, ext, width = _SCALES[scale_format]
         shape = list(scales_shape(scheme, m, k))
         entry: dict[str, Any] = {
             "name": call.name,
@@ -50,15 +48,15 @@ def gq_bundle_cases(scheme: str, rule: str) -> list[BundleCase]:
             "input_dtype": x.dtype.name,
             "m": int(m),
             "k": int(k),
-            "input": f"inputs/{i:03d}.{_EXT[x.dtype.name]}",
+            "input": f"inputs/{i:03d}.{DTYPE_EXT[x.dtype.name]}",
             "input_sha256": sha256(x.tobytes()),
         }
         if len(call.args) > 1:
             entry["global_amax_hex"] = f32_hex(np.asarray(call.args[1]).reshape(-1)[0])
         entry |= {
             "codes": f"outputs/{i:03d}.codes.u8",
-            "scales": f"outputs/{i:03d}.scales.{ext}",
-            "scales_dtype": dtype,
+            "scales": f"outputs/{i:03d}.scales.{_SCALE_EXT[scale_format]}",
+            "scales_dtype": scale_format,
             "scales_shape": shape,
         }
         out.append(BundleCase(entry, {"input": x}, int(m * k) + int(np.prod(shape)) * width))
@@ -97,23 +95,11 @@ class BundleSchemeKernel:
 
     def __post_init__(self) -> None:
         self._queue: dict[tuple[Any, ...], list[BundleCase]] = defaultdict(list)
+        self._faults = {case.name: input_fault(self.root, case) for case in self.cases}
         for case in self.cases:
             e = case.entry
             key = (e["input_dtype"], e["input_sha256"], e.get("global_amax_hex", "-"))
             self._queue[key].append(case)
-
-    def _file(self, case: BundleCase, field: str, size: int) -> bytes:
-        rel = case.entry[field]
-        path = self.root / rel
-        if not path.is_file():
-            raise BundleCaseError(f"case {case.name!r}: {field} file {rel} is missing")
-        data: bytes = path.read_bytes()
-        if len(data) != size:
-            how = "short" if len(data) < size else "long"
-            raise BundleCaseError(
-                f"case {case.name!r}: {field} file {rel} is {how}: {len(data)} bytes, want {size}"
-            )
-        return data
 
     def __call__(self, x: np.ndarray, *global_scale: Any) -> tuple[np.ndarray, np.ndarray]:
         """The recorded ``(codes, scales)`` for this call.
@@ -128,21 +114,13 @@ class BundleSchemeKernel:
                 f"no case of the bundle matches this call ({x.dtype.name} {x.shape})"
             )
         case = queue.pop(0)
-        e = case.entry
-        want = sha256(case.inputs["input"].tobytes())
-        path = self.root / e["input"]
-        if not path.is_file():
-            raise BundleCaseError(f"case {case.name!r}: input file {e['input']} is missing")
-        if sha256(path.read_bytes()) != want:
-            raise BundleCaseError(
-                f"case {case.name!r}: input file {e['input']} changed since export"
-            )
-        dtype, _, width = _SCALES[e["scales_dtype"]]
+        if self._faults[case.name]:
+            raise BundleCaseError(f"case {case.name!r}: {self._faults[case.name]}")
+        e, dtype = case.entry, scales_dtype(self.scheme)
         shape = tuple(e["scales_shape"])
-        codes = self._file(case, "codes", e["m"] * e["k"])
-        scales = self._file(case, "scales", int(np.prod(shape)) * width)
-        view = np.float32 if dtype == "float32" else np.uint8
+        codes = read_output(self.root, case, "codes", e["m"] * e["k"])
+        scales = read_output(self.root, case, "scales", int(np.prod(shape)) * dtype.itemsize)
         return (
             np.frombuffer(codes, np.uint8).reshape(e["m"], e["k"]).copy(),
-            np.frombuffer(scales, view).reshape(shape).copy(),
+            np.frombuffer(scales, dtype).reshape(shape).copy(),
         )

@@ -41,7 +41,9 @@ __all__ = [
     "BundleError",
     "BundleMatmulKernel",
     "BundleQuantKernel",
+    "input_fault",
     "load_bundle",
+    "read_output",
 ]
 
 _OUT_VIEW = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
@@ -91,20 +93,7 @@ class _Bundle:
         self.root = root
         self.entries: dict[tuple[Any, ...], _Entry] = {}
         for case in cases:
-            self.entries[_case_key(case)] = _Entry(case, self._input_fault(case))
-
-    def _input_fault(self, case: BundleCase) -> str:
-        for field, array in case.inputs.items():
-            path = self.root / case.entry[field]
-            if not path.is_file():
-                return f"{field} file {case.entry[field]} is missing"
-            got, want = sha256(path.read_bytes()), sha256(array.tobytes())
-            if got != want:
-                return (
-                    f"{field} file {case.entry[field]} changed since export "
-                    f"(sha256 {got[:12]}..., exported {want[:12]}...)"
-                )
-        return ""
+            self.entries[_case_key(case)] = _Entry(case, input_fault(root, case))
 
     def output(self, key: tuple[Any, ...], what: str) -> bytes:
         """The output bytes recorded for the call with ``key``.
@@ -115,20 +104,46 @@ class _Bundle:
         entry = self.entries.get(key)
         if entry is None:
             raise BundleCaseError(f"no case of the bundle matches this call ({what})")
-        name, rel = entry.case.name, entry.case.entry["output"]
         if entry.fault:
-            raise BundleCaseError(f"case {name!r}: {entry.fault}")
-        path = self.root / rel
+            raise BundleCaseError(f"case {entry.case.name!r}: {entry.fault}")
+        return read_output(self.root, entry.case, "output", entry.case.output_bytes)
+
+
+def input_fault(root: Path, case: BundleCase) -> str:
+    """Why ``case``'s input files under ``root`` cannot be trusted ('' when they can).
+
+    A file is missing, or its bytes are not the ones exported (sha256).
+    """
+    for field, array in case.inputs.items():
+        path = root / case.entry[field]
         if not path.is_file():
-            raise BundleCaseError(f"case {name!r}: output file {rel} is missing")
-        data: bytes = path.read_bytes()
-        want = entry.case.output_bytes
-        if len(data) != want:
-            size = "short" if len(data) < want else "long"
-            raise BundleCaseError(
-                f"case {name!r}: output file {rel} is {size}: {len(data)} bytes, want {want}"
+            return f"{field} file {case.entry[field]} is missing"
+        got, want = sha256(path.read_bytes()), sha256(array.tobytes())
+        if got != want:
+            return (
+                f"{field} file {case.entry[field]} changed since export "
+                f"(sha256 {got[:12]}..., exported {want[:12]}...)"
             )
-        return data
+    return ""
+
+
+def read_output(root: Path, case: BundleCase, field: str, size: int) -> bytes:
+    """The ``size`` bytes of the output file ``case.entry[field]`` under ``root``.
+
+    Raises:
+        BundleCaseError: naming the case when the file is missing, short or long.
+    """
+    rel = case.entry[field]
+    path = root / rel
+    if not path.is_file():
+        raise BundleCaseError(f"case {case.name!r}: {field} file {rel} is missing")
+    data: bytes = path.read_bytes()
+    if len(data) != size:
+        how = "short" if len(data) < size else "long"
+        raise BundleCaseError(
+            f"case {case.name!r}: {field} file {rel} is {how}: {len(data)} bytes, want {size}"
+        )
+    return data
 
 
 @dataclass(frozen=True)

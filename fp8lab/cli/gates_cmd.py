@@ -208,15 +208,15 @@ def _run_bundle(names: list[str], args: argparse.Namespace) -> list[GateResult]:
         raise CliError(f"--outputs {exc}") from None
     if names[0] != "GQ":
         return [GATES[names[0]](kernel)]
-    from fp8lab.gates.gq import gq_calls
-
     if (kernel.scheme, kernel.rule) != (args.scheme, args.rule):
         raise CliError(
             f"--outputs {args.outputs} holds scheme {kernel.scheme}, rule {kernel.rule}, "
             f"not --scheme {args.scheme} --rule {args.rule}"
         )
-    held = {c.name for c in kernel.cases}  # the bundle's cases (none: examined nothing)
-    calls = [c for c in gq_calls(args.scheme, args.rule) if c.name in held]
+    from fp8lab.gates.gq import GqCall
+
+    # a loaded bundle holds all of this version's GQ calls or none (then GQ examined nothing)
+    calls: list[GqCall] | None = None if kernel.cases else []
     return [GATES["GQ"](kernel, scheme=args.scheme, rule=args.rule, calls=calls)]
 
 

@@ -202,6 +202,12 @@ def _name(rule: object) -> str:
     return str(getattr(rule, "name", rule))
 
 
+def _check_dtypes(input_dtypes: Sequence[str]) -> None:
+    unknown = set(input_dtypes) - set(_DTYPES)
+    if unknown:
+        raise ValueError(f"unknown input dtypes {sorted(unknown)}; use {GQ_INPUT_DTYPES}")
+
+
 def gq_calls(
     scheme: str,
     rule: str | ScaleRule | Nvfp4ScaleRule,
@@ -215,9 +221,7 @@ def gq_calls(
         ValueError: as :func:`run_gq`.
     """
     plan, _ = _plan(scheme, rule)
-    unknown = set(input_dtypes) - set(_DTYPES)
-    if unknown:
-        raise ValueError(f"unknown input dtypes {sorted(unknown)}; use {GQ_INPUT_DTYPES}")
+    _check_dtypes(input_dtypes)
     tensors = [
         (label, part)
         for label, words in scheme_population(plan.element, seed)
@@ -258,6 +262,7 @@ def run_gq(
             element path included).
     """
     plan, rule_name = _plan(scheme, rule)
+    _check_dtypes(input_dtypes)
     if calls is None:
         calls = gq_calls(scheme, rule, seed=seed, input_dtypes=input_dtypes)
     elem = get_format(plan.element)

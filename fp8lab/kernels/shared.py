@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ABI_HEADER",
     "SHARED_SUFFIXES",
+    "X_DTYPES",
     "SharedKernelError",
     "SharedMatmulKernel",
     "SharedQuantKernel",
@@ -52,7 +53,8 @@ __all__ = [
 
 ABI_HEADER = Path(__file__).resolve().parents[1] / "abi" / "fp8lab_kernel.h"
 SHARED_SUFFIXES = (".so", ".dylib", ".dll")
-_X_DTYPES = {np.dtype(np.float32): 0, np.dtype(ml_dtypes.bfloat16): 1}  # fp8lab_kernel.h
+# the ABI's x_dtype codes (fp8lab_kernel.h FP8LAB_X_FLOAT32, FP8LAB_X_BFLOAT16)
+X_DTYPES = {np.dtype(np.float32): 0, np.dtype(ml_dtypes.bfloat16): 1}
 _OUT_DTYPES = {"f32": (0, np.dtype(np.float32)), "bf16": (1, np.dtype(ml_dtypes.bfloat16))}
 _I64, _I32, _F32, _P = ctypes.c_int64, ctypes.c_int32, ctypes.c_float, ctypes.c_void_p
 _SIGNATURES = {
@@ -133,7 +135,7 @@ class SharedQuantKernel:
             SharedKernelError: for a non-zero return.
         """
         arr = np.asarray(x)
-        if arr.dtype not in _X_DTYPES:
+        if arr.dtype not in X_DTYPES:
             raise ValueError(f"the C ABI takes float32 or bfloat16 input, not {arr.dtype}")
         if np.ndim(scale):
             scale = collapse_shard_scales(list(np.asarray(scale, np.float32).ravel()))
@@ -145,7 +147,7 @@ class SharedQuantKernel:
             self._function or shared_function(self.path, self.symbol, "quant"),
             self.symbol,
             private.ctypes.data,
-            _X_DTYPES[arr.dtype],
+            X_DTYPES[arr.dtype],
             private.size,
             float(s),
             out.ctypes.data,

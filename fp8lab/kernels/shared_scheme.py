@@ -15,16 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.kernels.shared import SharedKernelError, call_shared, shared_function
+from fp8lab.kernels.shared import X_DTYPES, SharedKernelError, call_shared, shared_function
 from fp8lab.schemes.layout import SCHEME_LAYOUTS, scales_dtype, scales_shape
 
 __all__ = ["SharedSchemeKernel", "scheme_signature"]
-
-_X_DTYPES = {np.dtype(np.float32): 0, np.dtype(ml_dtypes.bfloat16): 1}  # fp8lab_kernel.h
 
 
 def scheme_signature(scheme: str) -> str:
@@ -59,7 +56,7 @@ class SharedSchemeKernel:
         function = self._function or shared_function(
             self.path, self.symbol, scheme_signature(self.scheme)
         )
-        head = (private.ctypes.data, _X_DTYPES[x.dtype], m, k)
+        head = (private.ctypes.data, X_DTYPES[x.dtype], m, k)
         call_shared(function, self.symbol, *head, *extra, codes.ctypes.data, scales.ctypes.data)
         return codes, scales
 
@@ -71,7 +68,7 @@ class SharedSchemeKernel:
             SharedKernelError: for a non-zero return, or outputs that depend on their fill.
         """
         arr = np.asarray(x)
-        if arr.dtype not in _X_DTYPES or arr.ndim != 2:
+        if arr.dtype not in X_DTYPES or arr.ndim != 2:
             raise ValueError(f"the C ABI takes float32 or bfloat16 [M, K], not {arr.dtype}")
         want = 1 if self.scheme == "nvfp4" else 0
         if len(global_scale) != want:

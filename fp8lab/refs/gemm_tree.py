@@ -89,7 +89,8 @@ def tree_accumulate(nodes: Sequence[Sequence[int]], a: F32, b: F32, products: st
             total = np.add(lv, rv, dtype=np.float32)
         elif right < k:  # two leaves: one product rounded, the other fused into it
             if products == "fused":  # acc = +0, then fmaf twice: a -0 product starts as +0
-                start = _fma_round(exact(left), np.zeros_like(exact(left))).astype(np.float64)
+                lx = exact(left)
+                start = _fma_round(lx, np.zeros_like(lx)).astype(np.float64)
                 total = _fma_round(exact(right), start)
             else:  # t = f32(a·b) for the larger leaf, then fmaf
                 start = exact(right).astype(np.float32).astype(np.float64)

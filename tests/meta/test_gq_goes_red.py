@@ -111,3 +111,11 @@ def test_a_rule_object_under_a_published_name_must_be_that_rule(scheme: str, rul
     """The record names the rule; a changed copy named like the published one is refused."""
     with pytest.raises(ValueError, match="differs from the published rule"):
         run_gq(lambda x: x, scheme=scheme, rule=rule)  # type: ignore[arg-type]
+
+
+def test_given_calls_do_not_skip_the_input_dtype_check() -> None:
+    """An unknown input dtype is refused whether GQ makes its calls or is handed them."""
+    with pytest.raises(ValueError, match="unknown input dtypes"):
+        run_gq(
+            lambda x: x, scheme="per-token", rule="vllm-per-token", input_dtypes=["f64"], calls=[]
+        )
