@@ -12,7 +12,8 @@ from fp8lab.exit_codes import EXIT_CODES
 from fp8lab.importing import ImportSpecError, import_object
 
 if TYPE_CHECKING:
-    from fp8lab.gemm.order import LcaProbe
+    from fp8lab.gemm.order import F32MatmulProbe, Fp8MatmulProbe, SumProbe
+    from fp8lab.gemm.order.per_position import PositionsRecord
 
 __all__ = ["add_parser", "run"]
 
@@ -25,8 +26,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "order",
         help="infer a kernel's summation tree (FPRev) and name its family",
         description=(
-            "Exit 0 with the tree, 1 when the kernel faults or its outputs fit no "
-            "summation tree, 2 for bad usage."
+            "Infers the summation tree of one output, of a grid of outputs or of every "
+            "output (--positions), groups outputs with equal trees into classes, then "
+            "runs each class's tree as a float32 model on seeded fp8 operands and "
+            "compares every output bit for bit. The record names the host facts the "
+            "order depends on (CPU, BLAS, core type, threads). Exit 0 when the trees "
+            "reproduce the kernel (or have a fused node, which no float32 model runs), "
+            "1 when the kernel faults or has no fixed order (outputs that fit no tree, "
+            "answers that change, outputs the trees miss), 2 for bad usage."
         ),
     )
     p.add_argument(
@@ -57,17 +64,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--row", type=int, default=0, help="output row read (default 0)")
     p.add_argument("--col", type=int, default=0, help="output column read (default 0)")
     p.add_argument(
+        "--positions",
+        help="'all', or ROWS:COLS (comma lists and ranges a-b, '*' for every one, e.g. "
+        "6-11:*): infer every output named, each call answering at all outputs, and "
+        "group equal trees into classes (default: the one output --row/--col)",
+    )
+    p.add_argument(
         "--batch",
         action="store_true",
         help="ask one question per row (f32) or diagonal output (fp8) per call; "
-        "assumes every output sums alike",
+        "assumes every output sums alike (the model check then covers every output)",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the fp8 operands of the model check"
     )
     p.add_argument("--max-lines", type=int, default=40, help="lines of the drawn tree")
     p.add_argument("--json", "--out", dest="json", help="write the record here ('-' for stdout)")
     p.set_defaults(run=run)
 
 
-def _probe(args: argparse.Namespace) -> LcaProbe:
+def _probe(args: argparse.Namespace) -> F32MatmulProbe | Fp8MatmulProbe | SumProbe:
     from fp8lab.gemm.order import F32MatmulProbe, Fp8MatmulProbe, SumProbe
     from fp8lab.kernels.shared import is_shared_spec
 
@@ -76,6 +92,8 @@ def _probe(args: argparse.Namespace) -> LcaProbe:
         raise CliError(f"--k must be at least 2, got {k}")
     if m < 1 or n < 1 or not (0 <= args.row < m and 0 <= args.col < n):
         raise CliError(f"want --m, --n >= 1 and the output ({args.row}, {args.col}) inside")
+    if args.positions is not None and args.batch:
+        raise CliError("--positions infers each output; --batch assumes they sum alike: pick one")
     if args.kind == "fp8":
         if k % K_MULTIPLE or n % K_MULTIPLE:
             raise CliError(f"--k {k} and --n {n} must be multiples of {K_MULTIPLE} (MatmulFp8)")
@@ -92,29 +110,106 @@ def _probe(args: argparse.Namespace) -> LcaProbe:
     return F32MatmulProbe(func, k, m, n, (args.row, args.col), args.batch)
 
 
-def run(args: argparse.Namespace) -> int:
-    """Print the family, the counts and the drawn tree; the record goes to --json."""
-    from fp8lab.gemm.order import ProbeError, infer_order
-    from fp8lab.guard import KernelFaultError
+def _positions(args: argparse.Namespace) -> list[tuple[int, int]]:
+    from fp8lab.gemm.order.positions import parse_positions
 
-    probe = _probe(args)
+    if args.positions is None:
+        return [(args.row, args.col)]
+    m, n = (1, 1) if args.kind == "sum" else (args.m, args.n)
     try:
-        record = infer_order(probe, args.kernel, args.method)
-    except (ProbeError, KernelFaultError) as exc:
-        print(f"fp8lab order: {args.kernel}: {exc}", file=sys.stderr)
-        return EXIT_CODES["fail"]
-    family = record.family or "no known family"
-    print(f"{args.kernel}: K={record.k}, probe {record.probe}, {record.method}")
-    print(f"family: {family}")
+        return parse_positions(args.positions, m, n)
+    except ValueError as exc:
+        raise CliError(f"--positions: {exc}") from None
+
+
+def _batched(args: argparse.Namespace, probe: F32MatmulProbe | Fp8MatmulProbe) -> PositionsRecord:
+    """One row-batched inference, taken to hold at every output, then checked at every output."""
+    from fp8lab.gemm.order import infer_order
+    from fp8lab.gemm.order.grid import GridProbe
+    from fp8lab.gemm.order.host import host_facts
+    from fp8lab.gemm.order.per_position import check_classes
+    from fp8lab.gemm.order.positions import PositionClass
+
+    rec = infer_order(probe, args.kernel, args.method)
+    every = tuple((r, c) for r in range(args.m) for c in range(args.n))
+    fields = {
+        "kernel": args.kernel,
+        "probe": rec.probe,
+        "k": rec.k,
+        "shape": rec.shape,
+        "method": rec.method,
+        "calls": rec.calls,
+        "seconds": rec.seconds,
+        "host": host_facts(),
+        "sibling_rows": rec.sibling_rows,
+        "sibling_nodes": rec.sibling_nodes,
+    }
+    one = PositionClass(every, rec.tree, rec.family)
+    return check_classes(GridProbe(probe), fields, [one], args.seed)
+
+
+def _host_line(host: dict[str, Any]) -> str:
+    blas = host.get("blas", {})
+    env = " ".join(f"{k}={v}" for k, v in host.get("environment", {}).items())
+    return (
+        f"host: {host.get('cpu')}; {blas.get('library')} {blas.get('version')}, core type "
+        f"{blas.get('core_type')}, {blas.get('threads')} threads" + (f"; {env}" if env else "")
+    )
+
+
+def _classes(n: int) -> str:
+    return "1 class" if n == 1 else f"{n} classes"
+
+
+def _print(record: PositionsRecord, max_lines: int) -> None:
+    print(f"{record.kernel}: K={record.k}, probe {record.probe}, {record.method}")
     print(
-        f"calls: {record.calls} ({record.queries} counts), {record.seconds:.3f} s; "
-        f"max fan-in {record.tree.max_fan_in()}, depth {record.tree.depth()}"
+        f"calls: {record.calls} to infer ({_classes(len(record.classes))} over "
+        f"{sum(len(c.outputs) for c in record.classes)} outputs), {record.check_calls} to check"
     )
     if record.sibling_rows:
         print(
             f"sibling test: {record.sibling_nodes} fused nodes settled, "
             f"{record.sibling_rows} outputs read (counted above)"
         )
-    print(record.tree.draw(args.max_lines))
+    for n, cls in enumerate(record.classes, 1):
+        if cls.tree is None:
+            print(f"class {n}: {cls.where()}: no tree ({cls.error})")
+            continue
+        print(f"class {n}: {cls.where()}")
+        print(f"family: {cls.family or 'no known family'}")
+        print(f"max fan-in {cls.tree.max_fan_in()}, depth {cls.tree.depth()}")
+        print(cls.tree.draw(max_lines))
+    print(
+        f"verdict: {record.verdict}: {record.outputs_reproduced} of {record.outputs_checked} "
+        f"outputs reproduced bit for bit over {record.reproduction.draws} seeded draws"
+    )
+    for line in record.evidence:
+        print(f"  {line}")
+    print(_host_line(record.host))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the classes, their families and trees, and the verdict; the record goes to --json."""
+    from fp8lab.gemm.order import ProbeError, SumProbe
+    from fp8lab.gemm.order.per_position import infer_positions
+    from fp8lab.guard import KernelFaultError
+
+    probe = _probe(args)
+    positions = _positions(args)
+    try:
+        if args.batch and not isinstance(probe, SumProbe):
+            record = _batched(args, probe)
+        else:
+            record = infer_positions(
+                probe, args.kernel, positions, method=args.method, seed=args.seed
+            )
+    except (ProbeError, KernelFaultError) as exc:
+        print(f"fp8lab order: {args.kernel}: {exc}", file=sys.stderr)
+        return EXIT_CODES["fail"]
+    _print(record, args.max_lines)
     write_json_output(args.json, record.to_json())
+    if record.verdict == "not-fixed":
+        print(f"fp8lab order: {args.kernel}: no fixed order: {record.evidence[0]}", file=sys.stderr)
+        return EXIT_CODES["fail"]
     return 0

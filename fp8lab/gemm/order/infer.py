@@ -33,7 +33,7 @@ from fp8lab.gemm.order.probe import LcaProbe, ProbeError
 from fp8lab.gemm.order.siblings import SiblingTest
 from fp8lab.gemm.order.tree import SumTree
 
-__all__ = ["METHODS", "OrderRecord", "infer_order", "infer_tree"]
+__all__ = ["METHODS", "OrderRecord", "build_tree", "infer_order", "infer_tree"]
 
 METHODS = ("recursive", "basic")
 
@@ -236,10 +236,11 @@ def infer_tree(probe: LcaProbe, method: str = "recursive", siblings: bool = True
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    return _build(probe, method, siblings)[0]
+    return build_tree(probe, method, siblings)[0]
 
 
-def _build(probe: LcaProbe, method: str, siblings: bool) -> tuple[SumTree, SiblingTest | None]:
+def build_tree(probe: LcaProbe, method: str, siblings: bool) -> tuple[SumTree, SiblingTest | None]:
+    """The tree and the sibling test used (None when unused); raises as :func:`infer_tree`."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     builder = _Builder(probe, siblings and method == "recursive")
@@ -262,7 +263,7 @@ def infer_order(
     """
     start_calls, start_queries = probe.calls, probe.queries
     t0 = time.perf_counter()
-    tree, test = _build(probe, method, siblings)
+    tree, test = build_tree(probe, method, siblings)
     seconds = time.perf_counter() - t0
     family = name_family(tree)
     shape = (getattr(probe, "m", 1), getattr(probe, "n", 1))

@@ -48,10 +48,15 @@ from fp8lab.guard import call_kernel
 __all__ = [
     "F32MatmulProbe",
     "FP8_SAFE_K",
+    "FP8_UNIT_EXP",
+    "MASK_F32",
     "Fp8MatmulProbe",
     "LcaProbe",
     "ProbeError",
+    "Row",
     "SumProbe",
+    "e4m3_products",
+    "f32_row",
 ]
 
 T = TypeVar("T")
@@ -82,7 +87,12 @@ def _bits(value: Any) -> int:
     return int(np.asarray(value, np.float32).reshape(()).view(np.uint32))
 
 
-def _f32_row(k: int, row: Row) -> np.ndarray:
+def f32_row(k: int, row: Row) -> np.ndarray:
+    """A float32 summand vector of length K, zero except at ``row``'s positions.
+
+    Raises:
+        ValueError: for a position outside 0..K-1 or a value that is no float32.
+    """
     x = np.zeros(k, np.float32)
     for pos, v in row.items():
         if not 0 <= pos < k or float(np.float32(v)) != v:
@@ -147,7 +157,7 @@ class SumProbe:
         for row in rows:
             self.calls += 1
             self.queries += 1
-            out.append(_bits(call_kernel(self.func, _f32_row(self.k, row))))
+            out.append(_bits(call_kernel(self.func, f32_row(self.k, row))))
         return out
 
 
@@ -205,7 +215,7 @@ class F32MatmulProbe:
             a = np.zeros((self.m, self.k), np.float32)
             at = list(range(len(group))) if self.batch else [self.position[0]]
             for r, row in zip(at, group, strict=True):
-                a[r] = _f32_row(self.k, row)
+                a[r] = f32_row(self.k, row)
             self.calls += 1
             self.queries += len(group)
             got = np.asarray(call_kernel(self.func, a, np.ones((self.n, self.k), np.float32)))
@@ -272,7 +282,7 @@ class Fp8MatmulProbe:
 
     def sums(self, rows: Sequence[Row]) -> list[int]:
         """Each value a product of two e4m3fn codes; batched on the diagonal like ``lca_sizes``."""
-        table = _e4m3_products()
+        table = e4m3_products()
         out: list[int] = []
         for group in _batches(rows, min(self.m, self.n) if self.batch else 1):
             a = np.zeros((self.m, self.k), np.uint8)
@@ -295,7 +305,7 @@ class Fp8MatmulProbe:
 _PRODUCTS: dict[float, tuple[int, int]] = {}
 
 
-def _e4m3_products() -> dict[float, tuple[int, int]]:
+def e4m3_products() -> dict[float, tuple[int, int]]:
     """Positive products of two finite e4m3fn codes -> one pair of codes giving it (exact)."""
     if not _PRODUCTS:
         fmt = FORMATS["e4m3fn"]

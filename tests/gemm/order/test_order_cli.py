@@ -69,3 +69,57 @@ def test_a_fused_model_prints_the_sibling_test_line(
     assert "family: fused(n=32)" in text and "sibling test: 4 fused nodes settled" in text
     data = json.loads(out.read_text())
     assert data["sibling_nodes"] == 4 and data["sibling_rows"] > 0
+
+
+def test_positions_all_finds_the_row_tiles_and_reproduces_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "tiles.json"
+    argv = ["order", "--kernel", "tests.gemm.order.row_kernels:three_tiles", "--as", "f32-matmul"]
+    rc = main(
+        [*argv, "--k", "16", "--m", "16", "--n", "4", "--positions", "all", "--json", str(out)]
+    )
+    text = capsys.readouterr().out
+    assert rc == 0
+    assert "class 2: rows 6-11, columns 0-3" in text and "verdict: reproduced" in text
+    data = json.loads(out.read_text())
+    rows = [sorted({o[0] for o in c["outputs"]}) for c in data["position_classes"]]
+    assert rows == [list(range(6)), list(range(6, 12)), list(range(12, 16))]
+    assert data["family"] is None and data["outputs_reproduced"] == data["outputs_checked"] == 128
+    assert data["host"]["blas"]["library"] and data["verdict"] == "reproduced"
+
+
+def test_a_grid_of_positions_is_read(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["order", "--kernel", "tests.gemm.order.row_kernels:three_tiles", "--as", "f32-matmul"]
+    assert main([*argv, "--k", "8", "--m", "16", "--n", "2", "--positions", "7-8:1"]) == 0
+    text = capsys.readouterr().out
+    assert "class 1: rows 7-8, columns 1" in text and "family: pairwise" in text
+
+
+def test_an_order_that_is_not_fixed_exits_1_with_its_evidence(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["order", "--kernel", "tests.gemm.order.row_kernels:by_sign", "--as", "f32-matmul"]
+    assert main([*argv, "--k", "16", "--m", "4", "--n", "4", "--positions", "all"]) == 1
+    captured = capsys.readouterr()
+    assert "verdict: not-fixed" in captured.out
+    err = captured.err.strip()
+    assert len(err.splitlines()) == 1 and "no fixed order" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--positions", "rows"], "ROWS:COLS"),
+        (["--positions", "0-20:*"], "outside 0..15"),
+        (["--positions", "a:*"], "not a number"),
+        (["--positions", "all", "--batch"], "pick one"),
+    ],
+)
+def test_bad_positions_are_one_line_and_exit_2(
+    extra: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["order", "--kernel", "fp8lab.gemm.order.targets:numpy_matmul", "--as", "f32-matmul"]
+    assert main([*argv, "--k", "8", "--m", "16", "--n", "4", *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and needle in err

@@ -1,0 +1,68 @@
+"""The host facts a library's summation order depends on, measured where it runs.
+
+A BLAS picks its sgemm kernel by CPU (or by ``OPENBLAS_CORETYPE``), tiles
+by the cache size it is told, and splits work by thread count, so the tree
+of one output of ``numpy.matmul`` is a fact of this host, never of another.
+:func:`host_facts` records what was in force: the CPU model, numpy's BLAS
+as threadpoolctl reports it (library, version, core type, threads), and the
+environment variables that steer OpenBLAS.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["BLAS_ENV", "blas_facts", "cpu_model", "host_facts"]
+
+BLAS_ENV = (
+    "OPENBLAS_CORETYPE",
+    "OPENBLAS_L2_SIZE",
+    "OPENBLAS_NUM_THREADS",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+)
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` where it exists), else the platform's word."""
+    info = Path("/proc/cpuinfo")
+    try:
+        for line in info.read_text(errors="replace").splitlines():
+            if line.lower().startswith("model name") and ":" in line:
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def blas_facts() -> dict[str, Any]:
+    """Numpy's BLAS as threadpoolctl reports it, or ``{"library": "not reported"}``."""
+    from threadpoolctl import threadpool_info
+
+    for entry in threadpool_info():
+        if entry.get("user_api") == "blas":
+            return {
+                "library": entry.get("internal_api", "unknown"),
+                "version": entry.get("version"),
+                "core_type": entry.get("architecture"),
+                "threads": entry.get("num_threads"),
+                "threading_layer": entry.get("threading_layer"),
+            }
+    return {"library": "not reported", "version": None, "core_type": None, "threads": None}
+
+
+def host_facts() -> dict[str, Any]:
+    """CPU, machine, numpy and its BLAS, and the BLAS environment variables set."""
+    return {
+        "cpu": cpu_model(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "numpy": np.__version__,
+        "blas": blas_facts(),
+        "environment": {name: os.environ[name] for name in BLAS_ENV if name in os.environ},
+    }
