@@ -13,7 +13,7 @@ def test_pinned_bench_reports_every_path() -> None:
     rows = run_gemm_bench_pinned(16, 16, 32, repeats=1)
     names = [r.name for r in rows]
     assert "exact reference (codes in)" in names and "sequential f32 model" in names
-    assert all(r.seconds > 0 and r.ratio > 0 for r in rows)
+    assert all(r.baseline in names for r in rows)  # timings are reported, never asserted
 
 
 def test_cli_gemm_bench(tmp_path: Path) -> None:
