@@ -24,7 +24,7 @@ from fp8lab.cluster import Cluster, ambient_cluster
 from fp8lab.evidence import EvidenceRun
 from fp8lab.evidence.manifest import scan_runs
 from fp8lab.evidence.provenance import code_hash, pins_hash
-from fp8lab.evidence.staleness import PROOFS, differs_for, published_run, run_freshness
+from fp8lab.evidence.staleness import PROOFS, differs_for, judge
 from fp8lab.exhaustive import ALL_PATTERNS, ExhaustiveRecord, default_workers, run_exhaustive
 from fp8lab.formats import FORMATS, FP8_FORMATS
 from fp8lab.gates import CUDA_GATE_CPU_KERNEL, GateStatus, run_g1, run_g2
@@ -37,6 +37,7 @@ __all__ = [
     "PLANS",
     "PROOF_PLAN",
     "Proof",
+    "ProofsRunError",
     "published_plan_records",
     "run_plan",
     "run_proofs",
@@ -151,7 +152,8 @@ def run_proofs(
         2**32 the run is filed as ``partial`` under ``results/partial/<kind>/``.
 
     Raises:
-        RuntimeError: if a gate or proof failed; the run is filed as failed.
+        ProofsRunError: if a gate or proof failed, or the run raised; it is
+            filed as failed, and the error's ``folder`` says where.
         ValueError: for an unknown plan.
     """
     if plan not in PLANS:
@@ -159,7 +161,34 @@ def run_proofs(
     proof_plan = PLANS[plan]
     kind = "proofs" if plan == "default" else f"proofs-{plan}"
     params: dict[str, Any] = {"stop": stop, "plan": [p.slug for p in proof_plan]}
-    with EvidenceRun(results, kind, params, partial=stop < ALL_PATTERNS) as run:
+    run = EvidenceRun(results, kind, params, partial=stop < ALL_PATTERNS)
+    try:
+        _prove(run, plan, proof_plan, stop, quiet, cluster)
+    except Exception as exc:
+        if run.final is None:
+            raise
+        folder = run.final.relative_to(results).as_posix()
+        raise ProofsRunError(f"{exc} ({folder})", folder) from exc
+    return run
+
+
+class ProofsRunError(RuntimeError):
+    """A proofs run that failed; ``folder`` is where it was filed, relative to the results root."""
+
+    def __init__(self, message: str, folder: str) -> None:
+        super().__init__(message)
+        self.folder = folder
+
+
+def _prove(
+    evidence: EvidenceRun,
+    plan: str,
+    proof_plan: tuple[Proof, ...],
+    stop: int,
+    quiet: bool,
+    cluster: Cluster | None,
+) -> None:
+    with evidence as run:
         gates = []
         if plan == "default":
             gates = [run_g1(k) for k in BUILTIN_KERNELS.values()]
@@ -189,7 +218,6 @@ def run_proofs(
         failed += [k for k, v in run.summary["proofs"].items() if v["status"] != "PASS"]
         if failed:
             raise RuntimeError(f"failed: {', '.join(failed)}")
-    return run
 
 
 def published_plan_records(results: Path) -> tuple[Path, list[ExhaustiveRecord]] | None:
@@ -199,18 +227,20 @@ def published_plan_records(results: Path) -> tuple[Path, list[ExhaustiveRecord]]
     these records instead of running the same :data:`PROOF_PLAN` over all
     2**32 patterns a second time. Only a run that ``fp8lab evidence --check``
     would call fresh counts: complete, over all 2**32 patterns, made from the
-    current package and pins, its files matching its manifest, and of this plan.
+    current package and pins, its files matching its manifest, no newer attempt
+    at those inputs that failed, and of this plan.
 
     Returns:
         ``(run directory, records in plan order)``, or None when there is no
         such run (then the caller runs the plan itself).
     """
     runs = [r for r in scan_runs(results) if not r.corrupt and r.manifest["kind"] == PROOFS]
-    run, _ = published_run(runs, differs_for(PROOFS, {}))
-    if run is None or run.manifest["params"].get("plan") != [p.slug for p in PROOF_PLAN]:
-        return None
     inputs = {"code_hash": code_hash(), "pins_hash": pins_hash()}
-    if run_freshness(run, inputs)[0] != "fresh":
+    verdict = judge(PROOFS, runs, differs_for(PROOFS, {}), inputs)
+    run = verdict.run
+    if verdict.status != "fresh" or run is None:
+        return None
+    if run.manifest["params"].get("plan") != [p.slug for p in PROOF_PLAN]:
         return None
     records = []
     for proof in PROOF_PLAN:

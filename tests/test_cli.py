@@ -135,3 +135,19 @@ def test_prove_mx_plan_files_its_own_kind(
     assert len(runs) == 1 and not (tmp_path / "partial" / "proofs").exists()
     manifest = json.loads((runs[0] / "manifest.json").read_text())
     assert len(list((runs[0] / "exhaustive").glob("*.json"))) == len(manifest["params"]["plan"])
+
+
+def test_prove_failed_line_names_the_failed_runs_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fp8lab import proofs
+
+    def broken_plan(*_: object, **__: object) -> list[object]:
+        raise RuntimeError("planted: a proof worker died")
+
+    monkeypatch.setattr(proofs, "run_plan", broken_plan)
+    assert main(["prove", "--results", str(tmp_path), "--stop", "0x100", "--quiet"]) == 1
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("prove: FAILED: planted: a proof worker died (failed/proofs/")
+    folder = line.split("(", 1)[1].split(")", 1)[0]
+    assert (tmp_path / folder / "manifest.json").is_file()

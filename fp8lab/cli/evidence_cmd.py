@@ -28,16 +28,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "evidence",
         help="run notebooks with papermill and file the evidence",
-        description="Runs every selected notebook, even after one fails. Exit status: "
-        "0 every run complete (with --check: every published run fresh), 1 a run "
-        "failed (with --check: a run is stale, missing, non-default or corrupt), "
-        "2 usage error (nothing runs).",
+        description="Runs every selected notebook, even after one fails; a failed run "
+        "is named with its folder under the results root. Exit status: 0 every run "
+        "complete (with --check: every line fresh), 1 a run failed (with --check: a "
+        "newest attempt at the current inputs failed, or a run is stale, missing, "
+        "non-default or corrupt), 2 usage error (nothing runs).",
     )
     p.add_argument(
         "names",
         nargs="*",
-        help="notebooks to run (default: all); with --check also 'proofs' "
-        "(default: all notebooks and proofs)",
+        help="notebooks to run (default: all); with --check also 'proofs' and "
+        "'proofs-mx' (default: all notebooks and proofs, and proofs-mx once a run "
+        "of it over all 2^32 patterns exists)",
     )
     p.add_argument(
         "-p",
@@ -64,8 +66,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument(
         "--check",
         action="store_true",
-        help="run nothing; report whether each published run (notebooks and proofs) is "
-        "fresh, stale, missing, non-default or corrupt",
+        help="run nothing; say of each notebook and proofs kind whether it is fresh, "
+        "failed (its newest attempt at the current inputs did not complete; the "
+        "last complete one is named), stale, missing, non-default or corrupt; "
+        "one line each: NAME: STATUS FOLDER REASON, FOLDER under the results root",
     )
     add_engine_args(p)
     p.set_defaults(run=run)
@@ -108,7 +112,8 @@ def _overrides(
     return {name: {**common, **per_notebook[name], **given} for name in names}
 
 
-def _check(results: Path, notebooks: dict[str, Path], proofs: bool) -> int:
+def _check(results: Path, notebooks: dict[str, Path], proofs: bool | list[str]) -> int:
+    """Print one line per kind (and per corrupt run); pass only when every line is fresh."""
     from fp8lab.evidence.staleness import check_published
 
     rows = check_published(results, notebooks, proofs=proofs)
@@ -146,21 +151,23 @@ def run(args: argparse.Namespace) -> int:
     # papermill and nbconvert load here, not to build the parser.
     from fp8lab.evidence.notebooks import discover, validate_parameters
     from fp8lab.evidence.staging import recover_orphans
-    from fp8lab.evidence.staleness import PROOFS
+    from fp8lab.evidence.staleness import PROOF_KINDS
 
     available = discover(Path(args.notebooks))
-    checkable = [*available, PROOFS] if args.check else list(available)
+    checkable = [*available, *PROOF_KINDS] if args.check else list(available)
     names = args.names or checkable
     unknown = [n for n in names if n not in checkable]
     if unknown or not names:
-        hint = " (proofs are made by fp8lab prove)" if PROOFS in unknown else ""
+        made_by_prove = set(PROOF_KINDS) & set(unknown)
+        hint = " (proofs are made by fp8lab prove)" if made_by_prove else ""
         raise CliError(f"unknown or no notebooks {unknown}; available: {sorted(available)}{hint}")
     results = Path(args.results)
     if args.check and (args.scheduler or args.dask_local):
         raise CliError("--check runs nothing: --scheduler and --dask-local have nothing to run")
     if args.check:
-        chosen = {n: available[n] for n in names if n != PROOFS}
-        return _check(results, chosen, PROOFS in names)
+        chosen = {n: available[n] for n in names if n in available}
+        named = [n for n in names if n in PROOF_KINDS]
+        return _check(results, chosen, named if args.names else True)
     reason = check_writable_dir(args.results, "--results")
     if reason:
         raise CliError(reason)
@@ -204,7 +211,8 @@ def _run_all(
                 available[name], results, overrides[name], timeout=args.timeout, heartbeat=beat
             )
         except NotebookRunError as exc:
-            print(f"[{i}/{len(names)}] {name}: FAILED: {exc}", file=sys.stderr, flush=True)
+            where = f" ({exc.folder})" if exc.folder else ""
+            print(f"[{i}/{len(names)}] {name}: FAILED{where}: {exc}", file=sys.stderr, flush=True)
             failed.append(name)
             continue
         print(

@@ -45,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def run(args: argparse.Namespace) -> int:
     """Run the plan and print where the evidence went."""
     from fp8lab.evidence.index import write_index
-    from fp8lab.proofs import run_proofs
+    from fp8lab.proofs import ProofsRunError, run_proofs
 
     reason = check_writable_dir(args.results, "--results")
     if reason:
@@ -56,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
             done = run_proofs(
                 results, stop=args.stop, quiet=args.quiet, cluster=cluster, plan=args.plan
             )
-    except RuntimeError as exc:
-        print(f"prove: FAILED: {exc}; filed under {results / 'failed'}")
+    except ProofsRunError as exc:
+        print(f"prove: FAILED: {exc}; filed under {results / exc.folder}")
         return EXIT_CODES["fail"]
     finally:
         write_index(results)

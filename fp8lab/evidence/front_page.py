@@ -1,11 +1,11 @@
 """``results/index.html``: the evidence front page a pull-request reviewer opens first.
 
 Pure functions from plain rows (see :mod:`fp8lab.evidence.index`) to HTML:
-one section each for the gates, the proofs, mutation, the detectors and the
-runs. The page loads nothing (no scripts, fonts or images), and the same rows
-give the same bytes. Counts carry thousands separators, scales are shown in
-decimal beside their exact hex, and PENDING is its own colour and word:
-never a PASS.
+one section each for the gates, the proofs, mutation and the detectors (the
+runs: :mod:`fp8lab.evidence.front_runs`). The page loads nothing (no
+scripts, fonts or images), and the same rows give the same bytes. Counts
+carry thousands separators, scales are shown in decimal beside their exact
+hex, and PENDING is its own colour and word: never a PASS.
 """
 
 from __future__ import annotations
@@ -22,13 +22,14 @@ __all__ = [
     "count",
     "detectors_section",
     "gates_section",
+    "link",
     "mutation_section",
     "nan_class",
     "page",
     "proofs_section",
-    "runs_section",
     "scale",
     "seconds",
+    "table",
 ]
 
 STYLE = (
@@ -86,7 +87,8 @@ def badge(status: Any) -> str:
     return f"<span class='badge {css}'>{_e(label)}</span>"
 
 
-def _table(head: Sequence[str], rows: Iterable[Sequence[str]], numeric: set[int]) -> str:
+def table(head: Sequence[str], rows: Iterable[Sequence[str]], numeric: set[int]) -> str:
+    """An HTML table: a header row, then ``rows``; the columns in ``numeric`` right-aligned."""
     cells = "".join(
         "<tr>"
         + "".join(
@@ -98,13 +100,14 @@ def _table(head: Sequence[str], rows: Iterable[Sequence[str]], numeric: set[int]
     return "<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>" + cells + "</table>"
 
 
-def _link(row: dict[str, Any]) -> str:
+def link(row: dict[str, Any]) -> str:
+    """The kind of a run, linked to its report (or its folder)."""
     target = row.get("report") or f"{row.get('directory')}/"
     return f"<a href='{_e(target)}'>{_e(row.get('kind'))}</a>"
 
 
 def _links(rows: Sequence[dict[str, Any]]) -> str:
-    return ", ".join(_link(r) for r in rows)
+    return ", ".join(link(r) for r in rows)
 
 
 def gates_section(gates: Sequence[dict[str, Any]]) -> str:
@@ -143,7 +146,7 @@ def gates_section(gates: Sequence[dict[str, Any]]) -> str:
     )
     return (
         f"<h2 id='gates'>Gates</h2><p>{len(gates)} verdicts (gate and kernel; "
-        f"one row where runs agree): {line}.</p>{note}" + _table(head, rows, {3, 4, 5})
+        f"one row where runs agree): {line}.</p>{note}" + table(head, rows, {3, 4, 5})
     )
 
 
@@ -204,7 +207,7 @@ def proofs_section(proofs: Sequence[dict[str, Any]]) -> str:
     )
     return (
         f"<h2 id='proofs'>Proofs</h2><p>{passed} of {len(proofs)} exhaustive proofs PASS.</p>"
-        + _table(head, rows, {4, 5, 7})
+        + table(head, rows, {4, 5, 7})
     )
 
 
@@ -243,12 +246,12 @@ def mutation_section(mutation: dict[str, Any] | None) -> str:
     source = _e(mutation.get("reason_source", ""))
     survivors = (
         f"<details open><summary>{len(rows)} survivors, each with its justification{source}"
-        "</summary>" + _table(("mutant", "change", "justification"), rows, set()) + "</details>"
+        "</summary>" + table(("mutant", "change", "justification"), rows, set()) + "</details>"
         if rows
         else "<p>No survivors recorded.</p>"
     )
     return (
-        f"<h2 id='mutation'>Mutation</h2><p>From {_link(mutation['run'])}.</p>"
+        f"<h2 id='mutation'>Mutation</h2><p>From {link(mutation['run'])}.</p>"
         f"<table>{dl}</table>{survivors}"
     )
 
@@ -263,48 +266,12 @@ def detectors_section(detectors: Sequence[dict[str, Any]]) -> str:
             NONE if d.get("scale") is None else scale(d["scale"]),
             count(d.get("count")) + (f" of {count(d['of'])}" if d.get("of") is not None else ""),
             count(d.get("published")) if "published" in d else NONE,
-            _link(d["run"]),
+            link(d["run"]),
         )
         for d in detectors
     ]
     head = ("count", "scale", "measured", "published", "run")
-    return "<h2 id='detectors'>Detectors</h2>" + _table(head, rows, {2, 3})
-
-
-def _run_row(r: dict[str, Any]) -> tuple[str, ...]:
-    dirty = " (dirty)" if r.get("dirty") else ""
-    note = r.get("freshness_reason") or ""
-    return (
-        _link(r),
-        badge(r["status"]),
-        badge(r["freshness"]) + (f" {_e(note)}" if note else ""),
-        f"<code>{_e(r.get('git'))}</code>{dirty}",
-        _e(str(r.get("started") or "")[:19].replace("T", " ")),
-        _e(r.get("params_note")) or "defaults",
-        _e(r.get("reason")) or NONE,
-    )
-
-
-def runs_section(headline: Sequence[dict[str, Any]], others: Sequence[dict[str, Any]]) -> str:
-    """The newest complete run of each kind first, then every other run, folded."""
-    head = (
-        "run",
-        "status",
-        "against the current code",
-        "commit",
-        "started (UTC)",
-        "parameters",
-        "reason",
-    )
-    top = _table(head, [_run_row(r) for r in headline], set())
-    rest = (
-        f"<details><summary>{len(others)} other runs, newest first</summary>"
-        + _table(head, [_run_row(r) for r in others], set())
-        + "</details>"
-        if others
-        else ""
-    )
-    return "<h2 id='runs'>Runs</h2><p>The newest complete run of each kind:</p>" + top + rest
+    return "<h2 id='detectors'>Detectors</h2>" + table(head, rows, {2, 3})
 
 
 def page(summary: str, sections: Sequence[str]) -> str:

@@ -3,11 +3,14 @@
 The index is a view derived from the manifests and the records each run
 wrote, so it is rewritten (under a lock, atomically) after every run; the
 runs themselves are never touched. ``index.json`` lists every run, newest
-first, with whether it is fresh against the current code. ``index.html`` is
+first, with whether it is fresh against the current code; the *headline* run
+of each kind also carries its kind's ``fp8lab evidence --check`` verdict
+(``check``, ``check_reason``) and its ``last_complete`` run. ``index.html`` is
 the front page (:mod:`fp8lab.evidence.front_page`): the gates, proofs,
-mutation and detector headlines of the *headline* run of each kind (its
-published run, :mod:`fp8lab.evidence.staleness`, else its newest complete
-run, marked non-default), then the runs.
+mutation and detector headlines of each kind's headline run (the run its
+verdict is about, :func:`fp8lab.evidence.staleness.judge`: its newest attempt
+at the current inputs, whatever its end, else its published run, else its
+newest complete run), then the runs.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from fp8lab.evidence import front_page as fp
+from fp8lab.evidence.front_runs import runs_section
 from fp8lab.evidence.headline import (
     detector_counts,
     expected_fail,
@@ -30,7 +34,14 @@ from fp8lab.evidence.headline import (
 )
 from fp8lab.evidence.manifest import RunRecord, scan_runs
 from fp8lab.evidence.run_dir import write_atomic
-from fp8lab.evidence.staleness import current_inputs, differs_for, published_run, run_freshness
+from fp8lab.evidence.staleness import (
+    STATUSES,
+    Verdict,
+    current_inputs,
+    differs_for,
+    judge,
+    run_freshness,
+)
 
 # The module, not the function of the same name that fp8lab.evidence exports.
 provenance = importlib.import_module("fp8lab.evidence.provenance")
@@ -57,6 +68,7 @@ __all__ = [
     "collect_runs",
     "front_page",
     "headline_runs",
+    "headline_verdicts",
     "repo_notebooks",
     "write_index",
 ]
@@ -109,18 +121,38 @@ def collect_runs(results: Path, notebooks: dict[str, Path] | None = None) -> lis
     return sorted(rows, key=lambda r: (str(r["started"] or ""), str(r["run_id"])), reverse=True)
 
 
-def headline_runs(results: Path, notebooks: dict[str, Path]) -> dict[str, RunRecord]:
-    """Per kind, its published run, else its newest complete run; by kind name."""
+def headline_verdicts(results: Path, notebooks: dict[str, Path]) -> dict[str, Verdict]:
+    """Per kind with a run to show, its ``--check`` verdict (see :func:`judge`); by kind name."""
     by_kind: dict[str, list[RunRecord]] = {}
     for record in scan_runs(results):
         if not record.corrupt:
             by_kind.setdefault(record.manifest["kind"], []).append(record)
-    chosen = {}
+    pins = _pins()
+    verdicts = {}
     for kind, runs in sorted(by_kind.items()):
-        published, complete = published_run(runs, differs_for(kind, notebooks))
-        if published is not None or complete:
-            chosen[kind] = published if published is not None else complete[-1]
-    return chosen
+        inputs = current_inputs(kind, notebooks, pins)
+        verdict = judge(kind, runs, differs_for(kind, notebooks), inputs)
+        if verdict.run is not None:
+            verdicts[kind] = verdict
+    return verdicts
+
+
+def headline_runs(results: Path, notebooks: dict[str, Path]) -> dict[str, RunRecord]:
+    """Per kind, the run its ``--check`` verdict is about; by kind name."""
+    verdicts = headline_verdicts(results, notebooks).values()
+    return {v.kind: v.run for v in verdicts if v.run is not None}
+
+
+def _summary_of_runs(verdicts: list[Verdict]) -> str:
+    """How many headline runs are fresh, and the kinds that are not, by status."""
+    fresh = sum(1 for v in verdicts if v.status == "fresh")
+    others = [
+        f"{status}: {', '.join(v.kind for v in verdicts if v.status == status)}"
+        for status in STATUSES
+        if status != "fresh" and any(v.status == status for v in verdicts)
+    ]
+    detail = f" ({'; '.join(others)})" if others else ""
+    return f"Headline runs fresh against the current code: {fresh} of {len(verdicts)}{detail}."
 
 
 def _justify(mutation: dict[str, Any], fresh: bool) -> dict[str, Any]:
@@ -155,18 +187,27 @@ def front_page(
     notebooks = repo_notebooks() if notebooks is None else notebooks
     rows = collect_runs(results, notebooks)
     by_dir = {r["directory"]: r for r in rows}
+    for row in rows:
+        row.update(check=None, check_reason=None, last_complete=None)
     # A run filed by another process between the two scans is left to that process's own
     # rewrite of the index (it takes the lock after filing), so the page shows one scan.
-    chosen = {
-        kind: record
-        for kind, record in headline_runs(results, notebooks).items()
-        if record.relative in by_dir
-    }
-    headline = [by_dir[record.relative] for record in chosen.values()]
+    shown = [
+        (v, v.run)
+        for v in headline_verdicts(results, notebooks).values()
+        if v.run is not None and v.run.relative in by_dir
+    ]
+    chosen = {v.kind: by_dir[record.relative] for v, record in shown}
+    for v, _ in shown:
+        last = v.last_complete.relative if v.last_complete else None
+        chosen[v.kind].update(check=v.status, check_reason=v.reason, last_complete=last)
+    headline = [
+        {**row, "last_complete_row": by_dir.get(row["last_complete"] or "")}
+        for row in chosen.values()
+    ]
     gates, proofs, detectors = [], [], []
     mutation = None
-    for record in chosen.values():
-        row = by_dir[record.relative]
+    for v, record in shown:
+        row = chosen[v.kind]
         gates += [{**g, "run": row} for g in gate_records(record.directory)]
         proofs += [{**p, "run": row} for p in proof_records(record.directory)]
         detectors += [{**d, "run": row} for d in detector_counts(record.directory)]
@@ -182,9 +223,7 @@ def front_page(
     proofs.sort(key=lambda p: p["run"]["kind"] != "proofs")  # stable: as each run wrote them
     gates = merge_same(gates, GATE_KEY)
     proofs = merge_same(proofs, PROOF_KEY)
-    shown = {r["directory"] for r in headline}
-    others = [r for r in rows if r["directory"] not in shown]
-    fresh = sum(1 for r in headline if r["freshness"] == "fresh")
+    others = [r for r in rows if r["check"] is None]  # not a kind's headline run
     statuses = [str(g["status"]) for g in gates]
     expected = sum(1 for g in gates if expected_fail(g))
     fails = f"{statuses.count('FAIL')} FAIL" + (f" ({expected} expected)" if expected else "")
@@ -192,7 +231,7 @@ def front_page(
         f"Gates: {statuses.count('PASS')} PASS, {fails}, "
         f"{statuses.count('PENDING')} PENDING. Proofs: "
         f"{sum(1 for p in proofs if p.get('status') == 'PASS')} of {len(proofs)} PASS. "
-        f"Headline runs fresh against the current code: {fresh} of {len(headline)}."
+        + _summary_of_runs([v for v, _ in shown])
     )
     html = fp.page(
         summary_line,
@@ -201,7 +240,7 @@ def front_page(
             fp.proofs_section(proofs),
             fp.mutation_section(mutation),
             fp.detectors_section(detectors),
-            fp.runs_section(headline, others),
+            runs_section(headline, others),
         ],
     )
     return rows, html

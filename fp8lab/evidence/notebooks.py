@@ -57,7 +57,13 @@ TIMED_OUT = -9999
 
 
 class NotebookRunError(RuntimeError):
-    """A notebook run that did not complete; its run is filed under failed/."""
+    """A notebook run that did not complete; its run is filed under failed/.
+
+    ``folder`` is where it was filed, relative to the results root (``""``
+    until it is filed).
+    """
+
+    folder: str = ""
 
 
 @dataclass(frozen=True)
@@ -200,7 +206,8 @@ def run_notebook(
 
     Raises:
         ValueError: for unknown parameter names (nothing is run or filed).
-        NotebookRunError: when the run did not complete; it is filed as failed.
+        NotebookRunError: when the run did not complete; it is filed as failed,
+            and the error's ``folder`` says where.
         SignalInterrupt: on SIGINT/SIGTERM (a KeyboardInterrupt); the tree is
             ended and the run filed as failed with the signal as its reason.
     """
@@ -248,6 +255,10 @@ def run_notebook(
                 raise NotebookRunError("; ".join(problems))
             write_atomic(run.staging / "report.html", render_report(executed))
             run.extra["seconds"] = round(time.monotonic() - t0, 3)
+    except NotebookRunError as exc:
+        if run.final is not None:
+            exc.folder = run.final.relative_to(run.results).as_posix()
+        raise
     finally:
         write_index(results)
     assert run.final is not None

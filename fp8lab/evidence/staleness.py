@@ -1,18 +1,27 @@
-"""Whether the published run of each notebook, and of ``fp8lab prove``, is fresh.
+"""What ``fp8lab evidence --check`` says of each notebook and ``fp8lab prove`` kind.
 
-The published run of a kind is its newest ``complete`` run made at the
-defaults: a notebook's run at the defaults its parameters cell declares now,
-with ``smoke`` false; a proofs run over all 2**32 patterns (a ``--stop`` run
-is filed as ``partial`` and never counts). It is fresh when every input it
-was made from is unchanged: the package (every file, sources and data), the
-pins (``constraints.txt``, ``pyproject.toml``) and, for a notebook, the
-notebook; and when its files still match the sha256 in its manifest.
+The *current inputs* of a kind are the package (every file, sources and
+data), the pins (``constraints.txt``, ``pyproject.toml``) and, for a
+notebook, the notebook. Its *published parameters* are, for a notebook, the
+defaults its parameters cell declares now with ``smoke`` false; for a proofs
+kind, all 2**32 patterns (a ``--stop`` run is filed as ``partial`` and never
+counts).
+
+An *attempt* is a run at the published parameters and the current inputs,
+whatever its end (an orphaned run records no inputs, so it is none). When the
+newest attempt did not complete (an error, a timeout, SIGINT or SIGTERM), the
+kind is ``failed``, whatever older runs say; an older
+complete attempt is named beside it as its last complete run. Otherwise the
+kind's run is its newest attempt, else its published run (the newest
+``complete`` run at the published parameters), which is fresh when its
+inputs are the current ones and its files still match the sha256 in its
+manifest.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,18 +33,25 @@ from fp8lab.exhaustive import ALL_PATTERNS
 
 __all__ = [
     "PROOFS",
+    "PROOFS_MX",
+    "PROOF_KINDS",
     "STATUSES",
     "Freshness",
+    "Verdict",
+    "attempts",
     "check_published",
     "current_inputs",
     "differs_for",
+    "judge",
     "published_run",
     "run_freshness",
     "stale_reasons",
 ]
 
 PROOFS = "proofs"
-STATUSES = ("fresh", "stale", "missing", "non-default", "corrupt")
+PROOFS_MX = "proofs-mx"  # fp8lab prove --plan mx
+PROOF_KINDS = (PROOFS, PROOFS_MX)
+STATUSES = ("fresh", "failed", "stale", "missing", "non-default", "corrupt")
 _INPUTS = {  # manifest field -> what a change of it means
     "code_hash": "package changed",
     "pins_hash": "pins changed",
@@ -45,20 +61,52 @@ _INPUTS = {  # manifest field -> what a change of it means
 
 @dataclass(frozen=True)
 class Freshness:
-    """One line of ``--check``: a kind's published run, or one corrupt run.
+    """One line of ``--check``: a kind's verdict, or one corrupt run.
 
-    ``notebook`` is the kind (a notebook's name, or ``proofs``); ``status`` is
-    one of :data:`STATUSES`.
+    ``notebook`` is the kind (a notebook's name, or a proofs kind); ``status``
+    is one of :data:`STATUSES`; ``run`` and ``last_complete`` are run folders
+    relative to the results root (``""``: none).
     """
 
     notebook: str
     status: str
     run: str
     reason: str
+    last_complete: str = ""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What ``--check`` and the front page say of one kind.
+
+    ``run`` is the run the status is about (None when ``missing``);
+    ``last_complete`` the newest complete attempt older than a newest attempt
+    that did not complete (None otherwise).
+    """
+
+    kind: str
+    status: str
+    run: RunRecord | None
+    reason: str
+    last_complete: RunRecord | None = None
+
+    def line(self) -> Freshness:
+        """This verdict as a line of ``--check``."""
+        return Freshness(
+            self.kind,
+            self.status,
+            self.run.relative if self.run else "",
+            self.reason,
+            self.last_complete.relative if self.last_complete else "",
+        )
 
 
 def _describe(params: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in params.items())
+
+
+def _order(record: RunRecord) -> tuple[str, str]:
+    return record.manifest["started"], record.manifest["run_id"]
 
 
 def published_run(
@@ -68,12 +116,23 @@ def published_run(
 
     Returns ``(None, complete)`` when no complete run is at the defaults.
     """
-    complete = sorted(
-        (r for r in runs if r.manifest["status"] == "complete"),
-        key=lambda r: (r.manifest["started"], r.manifest["run_id"]),
-    )
+    complete = sorted((r for r in runs if r.manifest["status"] == "complete"), key=_order)
     published = [r for r in complete if not differs(r.manifest["params"])]
     return (published[-1] if published else None), complete
+
+
+def attempts(
+    runs: list[RunRecord],
+    differs: Callable[[dict[str, Any]], dict[str, Any]],
+    inputs: dict[str, str],
+) -> list[RunRecord]:
+    """The runs at the published parameters and the current ``inputs``, oldest first.
+
+    Complete or failed alike; a ``partial`` run is never an attempt.
+    """
+    at_defaults = (r for r in runs if not differs(r.manifest["params"]))
+    tried = (r for r in at_defaults if r.manifest["status"] != "partial")
+    return sorted((r for r in tried if not stale_reasons(r.manifest, inputs)), key=_order)
 
 
 def stale_reasons(manifest: dict[str, Any], inputs: dict[str, str]) -> list[str]:
@@ -102,34 +161,47 @@ def run_freshness(record: RunRecord, inputs: dict[str, str]) -> tuple[str, str]:
     return ("stale", "; ".join(reasons)) if reasons else ("fresh", "")
 
 
-def _judge(
+def judge(
     kind: str,
     runs: list[RunRecord],
     differs: Callable[[dict[str, Any]], dict[str, Any]],
     inputs: dict[str, str],
-) -> Freshness:
-    """The row of one kind, given how a run's parameters differ from the published ones."""
+) -> Verdict:
+    """The verdict on one kind: its newest attempt's end, else its published run's freshness.
+
+    Args:
+        kind: the kind judged.
+        runs: its readable runs, any status.
+        differs: how a run's parameters differ from the published ones.
+        inputs: the current inputs (see :func:`current_inputs`).
+    """
+    tried = attempts(runs, differs, inputs)
+    if tried and tried[-1].manifest["status"] != "complete":
+        newest = tried[-1]
+        done = [r for r in tried if r.manifest["status"] == "complete"]
+        last = done[-1] if done else None
+        reason = newest.manifest["reason"] or "did not complete"
+        reason += f"; last complete: {last.relative}" if last else ""
+        return Verdict(kind, newest.manifest["status"], newest, reason, last)
     run, complete = published_run(runs, differs)
+    run = tried[-1] if tried else run
     if run is None:
         if not complete:
-            return Freshness(kind, "missing", "", "no complete run")
+            return Verdict(kind, "missing", None, "no complete run")
         newest = complete[-1]
         changed = _describe(differs(newest.manifest["params"]))
-        return Freshness(
-            kind, "non-default", newest.directory.name, f"no run at the defaults; newest: {changed}"
-        )
-    reasons = stale_reasons(run.manifest, inputs)
+        return Verdict(kind, "non-default", newest, f"no run at the defaults; newest: {changed}")
     problems = file_problems(run.directory, run.manifest)
     if problems:
-        return Freshness(kind, "corrupt", run.directory.name, "; ".join(problems))
-    newer = [r for r in complete if r.manifest["started"] > run.manifest["started"]]
+        return Verdict(kind, "corrupt", run, "; ".join(problems))
+    reasons = stale_reasons(run.manifest, inputs)
     notes = [
-        f"newer run {r.directory.name} not counted: {_describe(differs(r.manifest['params']))}"
-        for r in newer
+        f"newer run {r.relative} not counted: "
+        + (_describe(differs(r.manifest["params"])) or "; ".join(stale_reasons(r.manifest, inputs)))
+        for r in complete
+        if _order(r) > _order(run)
     ]
-    return Freshness(
-        kind, "stale" if reasons else "fresh", run.directory.name, "; ".join(reasons + notes)
-    )
+    return Verdict(kind, "stale" if reasons else "fresh", run, "; ".join(reasons + notes))
 
 
 def _notebook_differs(path: Path) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -156,11 +228,11 @@ def differs_for(
 ) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """How a run of ``kind`` differs from its published parameters (``{}``: it does not).
 
-    A kind that is neither a notebook nor ``proofs`` has no defaults to differ from.
+    A kind that is neither a notebook nor a proofs kind has no defaults to differ from.
     """
     if kind in notebooks:
         return _notebook_differs(notebooks[kind])
-    if kind == PROOFS:
+    if kind in PROOF_KINDS:
         return _proofs_differ
     return lambda params: {}
 
@@ -181,15 +253,31 @@ def current_inputs(
     return inputs
 
 
+def _proof_kinds(proofs: bool | Sequence[str], by_kind: dict[str, list[RunRecord]]) -> list[str]:
+    """The proofs kinds to check: as named, or ``proofs`` and any other one ever attempted."""
+    if not isinstance(proofs, bool):
+        return list(proofs)
+    if not proofs:
+        return []
+    tried = {
+        kind
+        for kind in PROOF_KINDS
+        for r in by_kind.get(kind, [])
+        if r.manifest["status"] != "partial" and not _proofs_differ(r.manifest["params"])
+    }
+    return [k for k in PROOF_KINDS if k == PROOFS or k in tried]
+
+
 def check_published(
-    results: Path, notebooks: dict[str, Path], *, proofs: bool = True
+    results: Path, notebooks: dict[str, Path], *, proofs: bool | Sequence[str] = True
 ) -> list[Freshness]:
-    """One row per notebook (and for ``proofs``), then one per corrupt run anywhere.
+    """One line per notebook and proofs kind, then one per corrupt run anywhere.
 
     Args:
         results: the results root.
         notebooks: the notebooks to check, by name.
-        proofs: also check the ``fp8lab prove`` run.
+        proofs: the proofs kinds to check; True: ``proofs``, and ``proofs-mx``
+            once a run of it over all 2**32 patterns was filed; False: none.
     """
     records = list(scan_runs(results))
     by_kind: dict[str, list[RunRecord]] = {}
@@ -200,11 +288,11 @@ def check_published(
     rows = []
     for name, path in notebooks.items():
         inputs = {**pins, "notebook_sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
-        rows.append(_judge(name, by_kind.get(name, []), _notebook_differs(path), inputs))
-    if proofs:
-        rows.append(_judge(PROOFS, by_kind.get(PROOFS, []), _proofs_differ, pins))
+        rows.append(judge(name, by_kind.get(name, []), _notebook_differs(path), inputs).line())
+    for kind in _proof_kinds(proofs, by_kind):
+        rows.append(judge(kind, by_kind.get(kind, []), _proofs_differ, pins).line())
     rows += [
-        Freshness(r.directory.parent.name, "corrupt", r.directory.name, r.corrupt)
+        Freshness(r.directory.parent.name, "corrupt", r.relative, r.corrupt)
         for r in records
         if r.corrupt
     ]

@@ -72,3 +72,11 @@ def test_a_partial_run_or_another_plan_is_refused(tmp_path: Path) -> None:
     assert published_plan_records(tmp_path / "partial") is None
     proofs_run(tmp_path / "other", plan=SLUGS[:-1])
     assert published_plan_records(tmp_path / "other") is None
+
+
+def test_a_run_with_a_newer_failed_attempt_is_refused(tmp_path: Path) -> None:
+    proofs_run(tmp_path)
+    params = {"stop": ALL_PATTERNS, "plan": SLUGS}
+    with pytest.raises(RuntimeError), EvidenceRun(tmp_path, "proofs", params):
+        raise RuntimeError("failed: a proof")  # as run_proofs files a FAIL
+    assert published_plan_records(tmp_path) is None

@@ -137,7 +137,9 @@ def test_a_corrupt_manifest_is_listed_as_corrupt_and_breaks_no_other_run(
         f"nb/{name}" for name in CORRUPT
     }
     checked = check_published(results, {"nb": folder / "nb.ipynb"})
-    assert sorted(r.run for r in checked if r.status == "corrupt") == sorted(CORRUPT)
+    assert sorted(r.run for r in checked if r.status == "corrupt") == sorted(
+        f"nb/{name}" for name in CORRUPT
+    )
     argv = ["evidence", "--check", "--results", str(results), "--notebooks", str(folder)]
     assert main(argv) == 1
     out = capsys.readouterr().out

@@ -94,6 +94,7 @@ def test_a_failed_run_says_why_in_the_users_terms_and_gets_a_report(tmp_path: Pa
         run_notebook(source, tmp_path / "results")
     assert expected in str(caught.value)
     (run,) = (tmp_path / "results" / "failed" / "fails").iterdir()
+    assert caught.value.folder == f"failed/fails/{run.name}"  # under the results root
     manifest = json.loads((run / "manifest.json").read_text())
     assert expected in manifest["reason"]
     assert "report.html" in manifest["files"]
