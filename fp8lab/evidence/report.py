@@ -14,7 +14,9 @@ The report loads nothing from the network, so it opens offline (in a CI
 artifact viewer, say): the lab template's ``<script>`` tags for require.js,
 MathJax, mermaid and the widget manager, each fetched from a CDN, are left
 out (:data:`STANDALONE_TEMPLATE`). No notebook here uses LaTeX, mermaid or
-widgets; figures are embedded SVG and the CSS is inline.
+widgets; figures are embedded SVG. Its stylesheet is fp8lab's own
+``report.css`` (a few dozen lines, inline), not the JupyterLab theme of
+several thousand lines that every report would otherwise repeat.
 """
 
 from __future__ import annotations
@@ -36,17 +38,22 @@ from fp8lab.evidence.parameters import (
 )
 from fp8lab.evidence.shown import SUMMARY_TAG
 
-__all__ = ["STANDALONE_TEMPLATE", "parameters_banner", "render_report"]
+__all__ = ["STANDALONE_TEMPLATE", "STYLESHEET", "parameters_banner", "render_report"]
 
 _VOLATILE_KEYS = ("papermill", "execution", "widgets")
 _INJECTED = "injected-parameters"
 RUN_DIR_SHOWN = "<this run's directory>"
 _TEMPLATE_NAME = "fp8lab-standalone.html.j2"
+STYLESHEET = Path(__file__).with_name("report.css")
 STANDALONE_TEMPLATE = """{%- extends 'index.html.j2' -%}
-{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
-{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
-{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
-{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{%- block html_head -%}
+<meta charset="utf-8" />
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>{{ resources['metadata']['name'] | escape_html_keep_quotes }}</title>
+<style type="text/css">
+{{ resources['fp8lab_css'] }}
+</style>
+{%- endblock html_head -%}
 """
 
 
@@ -113,5 +120,6 @@ def render_report(executed: Path) -> bytes:
         extra_loaders=[DictLoader({_TEMPLATE_NAME: STANDALONE_TEMPLATE})],
         template_file=_TEMPLATE_NAME,
     )
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": executed.stem}})
+    resources = {"metadata": {"name": executed.stem}, "fp8lab_css": STYLESHEET.read_text()}
+    body, _ = exporter.from_notebook_node(nb, resources=resources)
     return body.encode()

@@ -119,3 +119,13 @@ def test_the_epilogue_study_names_its_worst_pair_readably_and_exactly() -> None:
         for part in text.split(" s_w="):
             exact = float.fromhex(part.split("(")[1].rstrip(")"))
             assert f"{exact:.6g}" in part
+
+
+def test_the_report_carries_fp8labs_own_stylesheet_once_and_nothing_remote(tmp_path: Path) -> None:
+    from fp8lab.evidence.report import STYLESHEET
+
+    html = render_report(executed_notebook(tmp_path / "nb.ipynb")).decode()
+    css = STYLESHEET.read_text()
+    assert html.count(css) == 1 and html.count("<style") == 1
+    assert len(css.splitlines()) < 100  # not a theme of thousands of lines in every report
+    assert "--jp-" not in html and "<script src=" not in html and "http" not in css

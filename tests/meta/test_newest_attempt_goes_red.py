@@ -1,4 +1,5 @@
-"""The front page and ``evidence --check`` show each kind's newest attempt, whatever its end.
+"""Test the testers: a failed attempt newer than a complete run turns the front page and
+``evidence --check`` red; the newest attempt is shown whatever its end.
 
 A failed attempt newer than a complete run at the same inputs is the kind's
 status (``failed``), with the complete run beside it as its last complete
