@@ -27,13 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from fp8lab.exhaustive import ALL_PATTERNS, run_exhaustive
+from fp8lab.locations import checkout_root, notebooks_dir
 from fp8lab.proofs import PROOF_PLAN, Proof
 from fp8lab.timing import best_of
 
 __all__ = ["command_seconds", "evidence_costs", "evidence_passes", "suite_costs"]
 
-ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = ROOT / "notebooks"
+ROOT = checkout_root() or Path.cwd()  # the tests are priced only in a checkout
+NOTEBOOKS = notebooks_dir()
 WINDOWS = 16
 # Test files that pay each start-up cost: (label, strings any of which marks a file).
 TEST_SITES: dict[str, tuple[str, ...]] = {

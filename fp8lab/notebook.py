@@ -28,12 +28,15 @@ from fp8lab.evidence.figures import save_figure
 from fp8lab.evidence.run_dir import STAGING, write_atomic
 from fp8lab.evidence.shown import summary_html, summary_rows, table_html
 from fp8lab.evidence.sidecar import write_sidecar
+from fp8lab.locations import checkout_root, notebooks_dir
 
 __all__ = ["NotebookOutput"]
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 SCRATCH_ENV = "FP8LAB_SCRATCH"
-INTERACTIVE_ROOT = REPO_ROOT / "notebooks" / "runs"  # inside `make lab`'s root; git ignores it
+# inside `make lab`'s root in a checkout (git ignores it); ./notebook-runs for an installed fp8lab
+INTERACTIVE_ROOT = (
+    notebooks_dir() / "runs" if checkout_root() is not None else Path("notebook-runs").resolve()
+)
 
 
 class NotebookOutput:

@@ -7,7 +7,7 @@ They live in heavy modules (numpy, numba, the gates); keeping a copy here lets
 
 from __future__ import annotations
 
-from pathlib import Path
+from fp8lab.locations import notebooks_dir
 
 __all__ = [
     "ALL_PATTERNS",
@@ -36,7 +36,7 @@ K_MULTIPLE = 16  # fp8lab.gemm.protocol.K_MULTIPLE
 BUNDLE_GATES = ("G1", "G3", "GQ")  # fp8lab.bundle.BUNDLE_GATES
 ORDER_METHODS = ("recursive", "basic")  # fp8lab.gemm.order.METHODS
 DEFAULT_NOTEBOOK_TIMEOUT = 1800.0  # fp8lab.evidence.notebooks.DEFAULT_TIMEOUT
-NOTEBOOKS_DIR = Path(__file__).resolve().parents[2] / "notebooks"  # fp8lab.evidence.notebooks
+NOTEBOOKS_DIR = notebooks_dir()  # fp8lab.evidence.notebooks
 BRUTE_ENGINES = ("auto", "fused", "numpy")  # fp8lab.detect.BRUTE_ENGINES
 BUILTIN_PAIR_KERNELS = ("reciprocal", "divide")  # fp8lab.detect.BUILTIN_PAIR_KERNELS
 KERNEL_ERROR = "kernel-error"  # fp8lab.exhaustive.KERNEL_ERROR

@@ -42,6 +42,7 @@ from fp8lab.evidence.staleness import (
     judge,
     run_freshness,
 )
+from fp8lab.locations import notebooks_dir
 
 # The module, not the function of the same name that fp8lab.evidence exports.
 provenance = importlib.import_module("fp8lab.evidence.provenance")
@@ -76,7 +77,7 @@ __all__ = [
 
 def repo_notebooks() -> dict[str, Path]:
     """The repository's notebooks by name (``notebooks/*.ipynb``)."""
-    return {p.stem: p for p in sorted((provenance.REPO_ROOT / "notebooks").glob("*.ipynb"))}
+    return {p.stem: p for p in sorted((notebooks_dir()).glob("*.ipynb"))}
 
 
 def _row(record: RunRecord, notebooks: dict[str, Path], pins: dict[str, str]) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from fp8lab.evidence.parameters import check_overrides, parameters_record
 from fp8lab.evidence.report import render_report
 from fp8lab.evidence.run_dir import EvidenceRun, write_atomic
 from fp8lab.evidence.staging import recover_orphans
+from fp8lab.locations import notebooks_dir
 from fp8lab.proctree import TOKEN_ENV, SignalInterrupt, die_with_parent, kill_tree
 
 __all__ = [
@@ -49,7 +50,7 @@ __all__ = [
     "validate_parameters",
 ]
 
-NOTEBOOKS_DIR = Path(__file__).resolve().parents[2] / "notebooks"
+NOTEBOOKS_DIR = notebooks_dir()
 REQUIRED_PARAMETERS = ("seed", "smoke", "run_dir")
 DEFAULT_TIMEOUT = 1800.0
 HEARTBEAT_S = 15.0

@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from fp8lab.locations import PACKAGE_ROOT, checkout_root
+
 __all__ = [
     "GENERATED",
     "PINS",
@@ -22,8 +24,7 @@ __all__ = [
     "provenance",
 ]
 
-PACKAGE_ROOT = Path(__file__).resolve().parents[1]
-REPO_ROOT = PACKAGE_ROOT.parent
+REPO_ROOT = checkout_root()  # None for an installed package: no git, no pins beside it
 PINS = ("constraints.txt", "pyproject.toml")
 GENERATED = "results"  # the runs' output: never an input, so never makes a tree dirty
 
@@ -36,6 +37,8 @@ def git_state(root: Path | None = None) -> dict[str, Any]:
     files in the package that git does not track (and does not ignore).
     """
     where = REPO_ROOT if root is None else root
+    if where is None:
+        return {"sha": "unknown", "short": "nogit", "dirty": True}
 
     def git(*args: str) -> str:
         return subprocess.run(
@@ -82,9 +85,12 @@ def pins_hash() -> str:
     """sha256 over the pins (``constraints.txt``, ``pyproject.toml``); an absent pin counts."""
     digest = hashlib.sha256()
     for name in PINS:
-        path = REPO_ROOT / name
         digest.update(name.encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest() if path.is_file() else b"absent")
+        path = None if REPO_ROOT is None else REPO_ROOT / name
+        if path is not None and path.is_file():
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        else:
+            digest.update(b"absent")
     return digest.hexdigest()
 
 
