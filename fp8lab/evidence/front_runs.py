@@ -78,5 +78,11 @@ def runs_section(headline: Sequence[dict[str, Any]], others: Sequence[dict[str, 
     return (
         "<h2 id='runs'>Runs</h2><p>Per kind, the run <code>fp8lab evidence --check</code> judges: "
         "its newest attempt at the current inputs, whatever its end, else its published run, "
-        "else its newest complete run:</p>" + top + rest
+        "else its newest complete run:</p>"
+        + top
+        + rest
+        + "<p>A published set replaces the one before it in the repository: superseded runs "
+        "leave <code>results/</code> when a new set is committed, and git keeps them "
+        "(<code>git log --stat -- results/</code> lists every set; <code>git checkout "
+        "COMMIT -- results/KIND/RUN</code> brings one back).</p>"
     )
