@@ -9,6 +9,8 @@ import pytest
 
 from fp8lab.cli.main import main
 
+pytestmark = pytest.mark.process
+
 
 def test_gates_on_builtins_pass(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["gates"]) == 0

@@ -25,6 +25,8 @@ from fp8lab.exhaustive import KERNEL_ERROR, run_exhaustive
 from fp8lab.progress import Progress
 from fp8lab.proofs import PROOF_PLAN, run_plan
 
+pytestmark = pytest.mark.process
+
 # Fields that say where and how fast a record was built, not what it proves.
 ENGINE_FIELDS = ("wall_seconds", "workers", "engine")
 

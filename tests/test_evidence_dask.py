@@ -30,6 +30,8 @@ from fp8lab.exhaustive import run_exhaustive
 from fp8lab.proofs import PROOF_PLAN, run_plan
 from tests.notebooks.conftest import write_notebook
 
+pytestmark = pytest.mark.notebook
+
 needs_dask = pytest.mark.skipif(
     find_spec("distributed") is None, reason="dask.distributed missing: pip install 'fp8lab[dask]'"
 )

@@ -6,6 +6,7 @@ import dataclasses
 
 import ml_dtypes
 import numpy as np
+import pytest
 
 from fp8lab.chains.catalogue import RECIPES
 from fp8lab.chains.exp_design import (
@@ -17,6 +18,7 @@ from fp8lab.chains.exp_design import (
 from fp8lab.refs.chain_ref import reference_chain
 
 
+@pytest.mark.slow
 def test_the_tables_are_the_searches_output() -> None:
     assert search_fast_exp_splits() == FAST_EXP_SPLITS
     assert search_fast_exp_bf16_splits() == FAST_EXP_BF16_SPLITS

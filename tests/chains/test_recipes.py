@@ -51,6 +51,7 @@ def test_the_open_vllm_divergences_are_declared() -> None:
     assert f32w.step("normalize").rounds == ("f32",)  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FAST)
 def test_each_port_passes_gf_against_its_recipe(name: str) -> None:
     port = PORTS[name]

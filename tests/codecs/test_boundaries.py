@@ -82,6 +82,7 @@ def test_float64_is_rounded_once(method: str) -> None:
         assert not np.array_equal(got, twice)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.floats(allow_nan=True, allow_infinity=True, width=64))
 @example(1.0625 + 2.0**-30)

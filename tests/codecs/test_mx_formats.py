@@ -67,6 +67,7 @@ def test_twins_scan_and_ml_dtypes_agree_on_probes(mx_fmt: FormatSpec, method: st
     assert np.array_equal(ours, theirs)
 
 
+@pytest.mark.slow
 def test_three_evaluations_of_the_scan_agree(mx_fmt: FormatSpec) -> None:
     x = _probes(mx_fmt)
     for saturate in _saturate(mx_fmt):

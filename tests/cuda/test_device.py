@@ -31,6 +31,8 @@ from fp8lab.gates import GateStatus, run_g2, run_g3
 from fp8lab.populations import g1_population
 from tests.cuda.conftest import FakeCupy, host_library, needs_gxx
 
+pytestmark = pytest.mark.notebook
+
 WORDS = g1_population(1.0).words.size
 SMALL = ((0x43E0_0000 - 4096, 0x43E0_0000 + 4096), (0xFF80_0000, 0xFF80_4000))
 

@@ -19,6 +19,8 @@ from fp8lab.cuda.device import CudaProbe
 from fp8lab.gates import run_g2
 from tests.cuda.conftest import FakeCupy, host_library, needs_gxx
 
+pytestmark = pytest.mark.process
+
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gpu-check"
 
 

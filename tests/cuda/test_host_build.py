@@ -20,6 +20,8 @@ from fp8lab.gates import GateStatus, run_g1, run_g3
 from fp8lab.kernels import quant_static_upstream
 from tests.cuda.conftest import host_library, needs_gxx
 
+pytestmark = pytest.mark.process
+
 SOURCE_DIR = Path(fp8lab.__file__).parent / "cuda"
 
 

@@ -11,6 +11,8 @@ import pytest
 
 from fp8lab.cuda.nvrtc import NvrtcError, compile_ptx
 
+pytestmark = pytest.mark.process
+
 CVT = "cvt.rn.satfinite.e4m3x2.f32"
 CVT_E5M2 = "cvt.rn.satfinite.e5m2x2.f32"
 

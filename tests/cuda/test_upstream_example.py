@@ -17,6 +17,8 @@ from fp8lab.kernels import load_shared
 from fp8lab.kernels.shared import ABI_HEADER
 from tests.cuda.conftest import host_library, needs_gxx
 
+pytestmark = pytest.mark.process
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "kernels" / "upstream_quant.cpp"
 
 

@@ -64,6 +64,7 @@ def test_enumeration_reproduces_the_issue_table(scale: float, count: int) -> Non
     assert record.examined > 1000
 
 
+@pytest.mark.process
 def test_brute_force_on_a_dense_range_with_a_pool() -> None:
     s = 0.13
     centre = int(enumerate_exposing(s).inputs[5], 16)  # a midpoint's neighbourhood

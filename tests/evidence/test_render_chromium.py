@@ -20,11 +20,14 @@ from fp8lab.evidence.shown import SUMMARY_TAG
 from tests.evidence.chromium_probe import chromium, layout_problems, probe, reader_problems
 from tests.evidence.front_fixtures import build_results
 
-pytestmark = pytest.mark.skipif(
-    chromium() is None,
-    reason="headless Chromium is not installed (Debian: apt-get install chromium; "
-    ".ci/run installs it)",
-)
+pytestmark = [
+    pytest.mark.process,
+    pytest.mark.skipif(
+        chromium() is None,
+        reason="headless Chromium is not installed (Debian: apt-get install chromium; "
+        ".ci/run installs it)",
+    ),
+]
 REPO_RESULTS = Path(__file__).resolve().parents[2] / "results"
 
 

@@ -34,6 +34,7 @@ def test_chunks_of_the_proof_run_in_seconds(start: int, stop: int, other: str) -
     assert sum(result.by_class.values()) == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_ml_dtypes_agrees_outside_the_nan_class(fmt: str) -> None:
     # ml_dtypes saturates exactly where a format has neither inf nor NaN (e2m1fn, e2m3fn, e3m2fn).
@@ -106,6 +107,7 @@ def test_any_executor_can_run_the_chunks() -> None:
     assert record.status == "PASS" and record.chunks == 8
 
 
+@pytest.mark.process
 def test_process_workers_give_the_same_record() -> None:
     record = run_exhaustive(
         "fast",

@@ -116,6 +116,7 @@ def test_registry() -> None:
     assert GATES["G3"] is run_g3 and {"G3"} == MATMUL_GATES
 
 
+@pytest.mark.process
 def test_cli_g3_with_a_callable_all_gates_and_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -47,6 +47,7 @@ def test_every_rule_has_a_scheme() -> None:
     assert set(NVFP4_RULES) == {"te-nvfp4-divide", "te-nvfp4-reciprocal", "te-nvfp4-fused"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(GQ_SCHEME_OF))
 def test_the_port_passes_gq_and_the_record_counts_it(name: str) -> None:
     port = SCHEME_PORTS[name]

@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from fp8lab.cli.main import main
 from fp8lab.gemm.bench import run_gemm_bench_pinned
+
+pytestmark = pytest.mark.process
 
 
 def test_pinned_bench_reports_every_path() -> None:

@@ -36,6 +36,7 @@ def test_a_disagreeing_twin_makes_the_records_unequal() -> None:
     assert not brute_bench.bench_brute(0.9, stop=1 << 14, workers=1).records_equal
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("planted")
 def test_bench_all_exits_1_when_the_engines_disagree(tmp_path: Path) -> None:
     argv = ["bench", "--all", "--stop", "0x4000", "--sample", "0x400", "-n", "1024"]

@@ -26,7 +26,10 @@ CASES = {"G1": 16, "G3": 9}  # G3: 8 products and the nan-propagation case (5 pl
 # The examples' -D defects that still write every output (G1, G3).
 COMPILED_DEFECTS = [("G1", "DIVIDE"), ("G1", "TIES_AWAY"), ("G3", "REVERSE_K")]
 
-pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ (the runner)")
+pytestmark = [
+    pytest.mark.process,
+    pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ (the runner)"),
+]
 
 
 @pytest.fixture(scope="module")

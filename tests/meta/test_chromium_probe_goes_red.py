@@ -8,11 +8,14 @@ import pytest
 
 from tests.evidence.chromium_probe import chromium, layout_problems, probe, reader_problems
 
-pytestmark = pytest.mark.skipif(
-    chromium() is None,
-    reason="headless Chromium is not installed (Debian: apt-get install chromium; "
-    ".ci/run installs it)",
-)
+pytestmark = [
+    pytest.mark.process,
+    pytest.mark.skipif(
+        chromium() is None,
+        reason="headless Chromium is not installed (Debian: apt-get install chromium; "
+        ".ci/run installs it)",
+    ),
+]
 
 
 def test_a_clean_page_is_green(tmp_path: Path) -> None:

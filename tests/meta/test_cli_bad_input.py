@@ -12,6 +12,8 @@ import pytest
 
 from fp8lab.cli.main import main
 
+pytestmark = pytest.mark.process
+
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     try:

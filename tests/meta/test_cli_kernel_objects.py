@@ -12,6 +12,8 @@ import pytest
 from fp8lab.cli.main import main
 from fp8lab.kernels import FunctionKernel, QuantKernel
 
+pytestmark = pytest.mark.process
+
 
 def test_a_quant_kernel_object_is_used_as_it_is(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

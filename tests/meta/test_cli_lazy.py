@@ -16,6 +16,8 @@ import pytest
 
 from fp8lab.cli.main import SUBCOMMANDS, build_parser, command_of, main
 
+pytestmark = pytest.mark.process
+
 
 def registered(module: str) -> dict[str, str | None]:
     """Name -> help of every subparser ``module.add_parser`` registers."""

@@ -13,6 +13,8 @@ import pytest
 from fp8lab import proofs
 from fp8lab.cli.main import build_parser, main
 
+pytestmark = pytest.mark.process
+
 RST = re.compile(r"``|:(func|class|meth|data|mod|attr):`|^\s*\.\. ", re.MULTILINE)
 # One concept, every spelling (canonical first): a subcommand that takes the concept
 # accepts all of them, and lists the canonical one first.

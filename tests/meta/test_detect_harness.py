@@ -13,6 +13,8 @@ from fp8lab.cli.main import main
 from fp8lab.detect import brute_force, enumerate_exposing
 from fp8lab.guard import KernelFaultError
 
+pytestmark = pytest.mark.process
+
 M = "tests.meta.foreign_kernels"
 ROOT = Path(__file__).resolve().parents[2]
 AROUND_ONE = {"start": 0x3F80_0000, "stop": 0x3FA0_0000}  # 1.0 .. 1.25

@@ -13,6 +13,8 @@ from fp8lab.mutants.report import check_equivalent
 from fp8lab.mutants.runner import SOURCE_MODULES, Equivalent, run_source
 from fp8lab.mutants.source import source_mutations
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def killed() -> list[tuple[str, Equivalent]]:

@@ -21,6 +21,8 @@ from fp8lab.exhaustive import ALL_PATTERNS
 from fp8lab.proofs import PROOF_PLAN
 from tests.notebooks.conftest import write_notebook
 
+pytestmark = pytest.mark.notebook
+
 # The module, not the function of the same name that fp8lab.evidence exports.
 provenance = importlib.import_module("fp8lab.evidence.provenance")
 

@@ -23,6 +23,8 @@ from fp8lab.evidence.staleness import check_published
 from fp8lab.exhaustive import ALL_PATTERNS
 from tests.notebooks.conftest import write_notebook
 
+pytestmark = pytest.mark.notebook
+
 EXTRA = "scales: list = [1.0, 0.5]  # a list parameter\nratio: float = 0.5  # a float parameter"
 
 

@@ -11,6 +11,8 @@ import pytest
 from fp8lab.cli.main import main
 from fp8lab.exhaustive import ALL_PATTERNS, run_exhaustive
 
+pytestmark = pytest.mark.process
+
 M = "tests.meta.foreign_kernels"
 ROOT = Path(__file__).resolve().parents[2]
 AROUND_ONE = {"start": 0x3F80_0000, "stop": 0x3F90_0000}  # 1.0 .. 1.125: clipping changes codes

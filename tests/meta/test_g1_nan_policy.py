@@ -16,6 +16,8 @@ from fp8lab.gates import GateStatus, run_g1
 from fp8lab.kernels import BUILTIN_KERNELS, FunctionKernel, static_scale
 from tests.meta import cli_kernels
 
+pytestmark = pytest.mark.process
+
 # Transcribed from the sources each policy cites (fp8-facts §2, §3, §4; schemes-and-order §1):
 # (code for +NaN input, code for -NaN input).
 POLICY_CODES = {

@@ -17,6 +17,8 @@ from fp8lab.mutants.gemm_mutants import (
     transposes_b,
 )
 
+pytestmark = pytest.mark.process
+
 
 def returns_float64(a: np.ndarray, b: np.ndarray, s_in: Any, s_w: Any, out: str) -> np.ndarray:
     return np.zeros((a.shape[0], b.shape[0]))

@@ -13,6 +13,8 @@ import pytest
 
 from tests.meta.gates_subprocess import run_gates
 
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parents[2]
 
 HOSTILE = """

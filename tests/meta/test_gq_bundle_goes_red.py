@@ -27,6 +27,8 @@ from fp8lab.kernels.shared import ABI_HEADER
 from fp8lab.schemes.port import SCHEME_PORTS, nvfp4_quant
 from tests.meta.bundle_helpers import RUNNER, cases, flip
 
+pytestmark = pytest.mark.process
+
 SCHEME_SOURCE = RUNNER.parents[1] / "kernels" / "scheme_quant.cpp"
 # scheme -> the rule its bundle is exported for
 BUNDLES = {"per-token": "vllm-per-token", "mxfp8": "rceil", "nvfp4": "te-nvfp4-divide"}

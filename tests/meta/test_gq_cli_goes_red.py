@@ -19,6 +19,8 @@ from fp8lab.cli.main import main
 from fp8lab.gates import GateResult, GateStatus
 from tests.meta.gates_subprocess import run_gates
 
+pytestmark = pytest.mark.process
+
 ROOT = Path(__file__).resolve().parents[2]
 
 KERNELS = """

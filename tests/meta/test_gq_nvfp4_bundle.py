@@ -21,6 +21,8 @@ from fp8lab.cli.main import main
 from fp8lab.kernels.shared import ABI_HEADER
 from tests.meta.bundle_helpers import RUNNER
 
+pytestmark = pytest.mark.process
+
 KERNEL = RUNNER.parents[1] / "kernels" / "nvfp4_quant.cpp"
 RULE = ["--scheme", "nvfp4", "--rule", "te-nvfp4-divide"]
 

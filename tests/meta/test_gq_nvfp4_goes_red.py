@@ -28,6 +28,8 @@ from fp8lab.schemes import NVFP4_RULES, Nvfp4Inverse, Nvfp4Order
 from fp8lab.schemes.populations import NVFP4_FUSED_SPLIT_AMAX_BITS, NVFP4_SPLIT_AMAX_BITS
 from fp8lab.schemes.port import SCHEME_PORTS, nvfp4_block_scales, nvfp4_quant
 
+pytestmark = pytest.mark.process
+
 F32 = np.float32
 RULE = "te-nvfp4-divide"
 _MIDS = np.array([0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0], F32)  # e2m1 midpoints

@@ -37,7 +37,10 @@ DEFECTS = {
     "NO_INV_CLAMP": "te_nvfp4_divide_quant",  # 1 / (S_dec_b * S_dec) without fminf
 }
 
-pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ (the examples)")
+pytestmark = [
+    pytest.mark.process,
+    pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ (the examples)"),
+]
 
 
 def build_nvfp4(out: Path, defect: str = "") -> Path:

@@ -53,7 +53,10 @@ extern "C" int32_t echo_nvfp4(const void *, int32_t x_dtype, int64_t m, int64_t 
 """
 PER_TOKEN = ["--gate", "GQ", "--scheme", "per-token", "--rule", "vllm-per-token"]
 
-pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ (the examples)")
+pytestmark = [
+    pytest.mark.process,
+    pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ (the examples)"),
+]
 
 
 def _build(source: Path, out: Path, defect: str = "") -> Path:

@@ -14,9 +14,12 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from fp8lab.proctree import TOKEN_ENV, kill_tree, tree_members
 from tests.notebooks.trees import survivors
+
+pytestmark = pytest.mark.notebook
 
 ESCAPE = """\
 import os, sys, time

@@ -42,6 +42,7 @@ def test_a_restored_quant_kernel_that_fails_is_refused(monkeypatch: pytest.Monke
         runner.run_catalogue(("G1",))
 
 
+@pytest.mark.slow
 def test_every_epilogue_mutant_is_killed_by_g3() -> None:
     results = runner.run_source(("G3",), modules=[EPILOGUE])
     survivors = [r.id for r in results if r.verdict is not Verdict.KILLED]

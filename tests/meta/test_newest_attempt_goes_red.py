@@ -29,6 +29,8 @@ from fp8lab.exit_codes import EXIT_CODES
 from tests.evidence.front_fixtures import table_rows
 from tests.notebooks.conftest import write_notebook
 
+pytestmark = pytest.mark.notebook
+
 provenance = importlib.import_module("fp8lab.evidence.provenance")
 
 DEFAULTS = {"seed": 0, "smoke": False}

@@ -17,7 +17,7 @@ import pytest
 
 from tests.notebooks.trees import HANG_GUARD_S, finish, start, survivors, tree
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.process, pytest.mark.slow]
 
 SLOW_ENCODER = """\
 import os, pathlib, time

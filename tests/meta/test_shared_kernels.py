@@ -29,7 +29,10 @@ QUANT_DEFECTS = ("DIVIDE", "TIES_AWAY", "NAN_448")
 GEMM_DEFECTS = ("TWO_SCALAR", "NO_ALPHA", "REVERSE_K")
 CRASHES = ("STATUS", "SEGFAULT", "ABORT")
 
-pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ (the examples)")
+pytestmark = [
+    pytest.mark.process,
+    pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ (the examples)"),
+]
 
 
 def build(source: str, out: Path, defect: str = "") -> Path:

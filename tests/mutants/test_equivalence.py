@@ -13,6 +13,7 @@ from fp8lab.mutants.runner import Equivalent, load_equivalents
 _HIDDEN = 0x3F00_1235  # 0.5 plus 0x1235 ulps: no probe lands on it
 
 
+@pytest.mark.slow
 def test_every_justified_entry_passes_the_probe_screen_and_says_it_is_a_screen() -> None:
     checks = recheck_equivalents(load_equivalents(), exhaustive=False)
     assert all(c.equivalent for c in checks.values()), [c for c in checks.values()]

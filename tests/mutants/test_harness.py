@@ -90,6 +90,7 @@ def test_every_catalogue_mutant_changes_behaviour(spec: object) -> None:
         )
 
 
+@pytest.mark.slow
 def test_catalogue_is_killed_with_margin_and_strengthening_is_recorded() -> None:
     after = {r.id: r for r in run_catalogue(["G1", "G3"])}
     assert {"M5a", "M5b", "K16"} <= set(after)
@@ -120,6 +121,7 @@ def test_equivalents_are_current_and_rechecked() -> None:
     assert check_equivalent(key, equivalents[key], exhaustive=False) > 100_000  # probes only
 
 
+@pytest.mark.process
 def test_mutate_cli_json_has_the_fixed_fields(tmp_path: Path) -> None:
     out = tmp_path / "m.json"
     # GQ and GF (in the default) are run through the CLI in test_scheme_chain_mutants.py.

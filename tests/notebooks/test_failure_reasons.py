@@ -15,6 +15,8 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 from fp8lab.evidence.notebooks import NotebookRunError, execution_problems, run_notebook
 from tests.notebooks.conftest import PARAMETERS
 
+pytestmark = pytest.mark.notebook
+
 FAILING_CELL = 'total = 2 + 2\nassert total == 5, "totals differ"\nprint("unreached")'
 
 

@@ -11,7 +11,7 @@ import pytest
 from fp8lab.evidence.notebooks import NOTEBOOKS_DIR, run_notebook
 from fp8lab.evidence.sidecar import from_hex_floats
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.notebook, pytest.mark.slow]
 
 
 def table(run: Path, name: str) -> list[dict[str, Any]]:

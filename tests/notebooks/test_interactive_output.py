@@ -12,6 +12,8 @@ import pytest
 from fp8lab import notebook
 from fp8lab.notebook import INTERACTIVE_ROOT, SCRATCH_ENV, NotebookOutput
 
+pytestmark = pytest.mark.process
+
 
 def test_an_interactive_run_prints_its_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

@@ -9,7 +9,7 @@ import pytest
 
 from fp8lab.evidence.notebooks import NOTEBOOKS_DIR, run_notebook
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.notebook, pytest.mark.slow]
 
 
 def test_accumulation_order_smoke_run(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from fp8lab.proofs import PROOF_PLAN
 from tests.evidence.test_published_proofs import proofs_run
 from tests.notebooks.conftest import write_notebook
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.notebook, pytest.mark.slow]
 
 
 def tables(run: Path, name: str) -> list[dict[str, object]]:

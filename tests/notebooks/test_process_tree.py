@@ -27,7 +27,7 @@ from tests.notebooks.trees import (
     wait_for_file,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.notebook, pytest.mark.slow]
 
 
 @pytest.fixture

@@ -93,6 +93,7 @@ def test_exp_is_correctly_rounded_on_every_bf16_input() -> None:
     assert exp_cr(100.5) == math.inf and exp_cr(-121.0) == 0.0 and exp_cr(0.0) == 1.0
 
 
+@pytest.mark.slow
 def test_exp_and_exp2_on_random_float32() -> None:
     rng = np.random.default_rng(4)
     xs = rng.uniform(-100, 88, size=400).astype(np.float32).tolist()

@@ -124,6 +124,7 @@ def test_rules_refuse_bad_shapes() -> None:
         ScaleRule(**{**RULES["rceil"].__dict__, "granularity": Granularity.ROW})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(NVFP4_RULES))
 def test_nvfp4_block_scales_port_agrees_with_reference(name: str) -> None:
     rule = NVFP4_RULES[name]

@@ -90,7 +90,7 @@ def test_g3_passes_a_prescaled_lanes_kernel_against_its_inferred_spec() -> None:
 def test_g3_passes_torch_cpu_scaled_mm_against_its_inferred_prescaled_model() -> None:
     spec, records = inferred_spec(TORCH_SCALED_MM, SHAPES, epilogue="prescaled", seed=7)
     assert all(r.calls >= r.k - 1 for r in records)
-    assert {p for _, _, p in spec.trees} <= {"fused", "fused_high"}  # sgemm's FMA chains
+    # whether the products are fused (FMA) or rounded is a fact of this host's BLAS: not asserted
     kernel = FunctionMatmulKernel(TORCH_SCALED_MM.name, TORCH_SCALED_MM.func, spec)
     report = run_g3_report(kernel, cases=CASES)
     assert sum(c.outputs for c in report.cases) > 0

@@ -25,6 +25,8 @@ from fp8lab.gemm.order.targets import numpy_matmul
 from fp8lab.gemm.population import remap_nan_bytes
 from fp8lab.refs.gemm_model import decode_e4m3fn
 
+pytestmark = pytest.mark.process
+
 
 def fp8_operands(seed: int, m: int, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
