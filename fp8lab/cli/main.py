@@ -22,7 +22,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 # Each subcommand, its module and its one-line help, in --help order. Only the
-# module of the subcommand being run is imported (tests/meta/test_cli_lazy.py
+# module of the subcommand being run is imported (tests/integration/test_cli_lazy.py
 # checks each module registers exactly this name and help).
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "gates": ("gates_cmd", "run gates against a kernel"),

@@ -2,7 +2,7 @@
 
 They live in heavy modules (numpy, numba, the gates); keeping a copy here lets
 ``fp8lab SUBCOMMAND --help`` build its parser without importing those.
-``tests/meta/test_cli_lazy.py`` holds each copy equal to its home.
+``tests/integration/test_cli_lazy.py`` holds each copy equal to its home.
 """
 
 from __future__ import annotations
