@@ -17,6 +17,7 @@ from pathlib import Path
 from fp8lab.parallel import default_workers
 
 __all__ = [
+    "check_memory",
     "MAX_WORKERS",
     "check_json_target",
     "check_writable_dir",
@@ -146,3 +147,20 @@ def check_writable_dir(path: str, flag: str) -> str | None:
         return f"{flag} {path} is not a directory"
     reason = _probe_dir(target)
     return f"{flag} {path}: {reason}" if reason else None
+
+
+def check_memory(need: int, what: str) -> str | None:
+    """Why ``need`` bytes for ``what`` cannot be allocated here (over half the memory available).
+
+    Checked before anything is allocated, so an absurd size is one line, not a
+    MemoryError or a machine that swaps.
+    """
+    import psutil
+
+    available = int(psutil.virtual_memory().available)
+    if need <= available // 2:
+        return None
+    return (
+        f"{what} need about {need / 2**30:,.1f} GiB; this machine has "
+        f"{available / 2**30:,.1f} GiB available (at most half of it is used)"
+    )

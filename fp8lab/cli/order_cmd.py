@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from fp8lab.cli.argtypes import check_memory
 from fp8lab.cli.common import CliError, load_matmul_kernel, write_json_output
 from fp8lab.cli.names import K_MULTIPLE, ORDER_METHODS
 from fp8lab.exit_codes import EXIT_CODES
@@ -92,6 +93,10 @@ def _probe(args: argparse.Namespace) -> F32MatmulProbe | Fp8MatmulProbe | SumPro
         raise CliError(f"--k must be at least 2, got {k}")
     if m < 1 or n < 1 or not (0 <= args.row < m and 0 <= args.col < n):
         raise CliError(f"want --m, --n >= 1 and the output ({args.row}, {args.col}) inside")
+    sizes = f"--m {m} --n {n} --k {k}"
+    reason = check_memory(4 * (m * n * k + 3 * (m * k + n * k + m * n)), sizes)
+    if reason:  # probes hold M·K and N·K values; the model check forms M·N·K products
+        raise CliError(reason)
     if args.positions is not None and args.batch:
         raise CliError("--positions infers each output; --batch assumes they sum alike: pick one")
     if args.kind == "fp8":

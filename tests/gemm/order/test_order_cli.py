@@ -123,3 +123,20 @@ def test_bad_positions_are_one_line_and_exit_2(
     assert main([*argv, "--k", "8", "--m", "16", "--n", "4", *extra]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and needle in err
+
+
+@pytest.mark.parametrize(
+    "sizes",
+    [
+        ["--m", str(10**26), "--k", "16"],
+        ["--k", str(2**62)],
+        ["--n", str(10**9), "--k", str(10**9)],
+    ],
+)
+def test_absurd_sizes_are_refused_before_anything_is_allocated(
+    sizes: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["order", "--kernel", "fp8lab.gemm.order.targets:numpy_matmul", "--as", "f32-matmul"]
+    assert main([*argv, *sizes]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "GiB available" in err
