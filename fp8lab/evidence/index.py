@@ -40,6 +40,7 @@ from fp8lab.evidence.staleness import (
     current_inputs,
     differs_for,
     judge,
+    required_files,
     run_freshness,
 )
 from fp8lab.locations import notebooks_dir
@@ -84,7 +85,8 @@ def _row(record: RunRecord, notebooks: dict[str, Path], pins: dict[str, str]) ->
     data = record.manifest
     git: dict[str, Any] = data["git"] if isinstance(data.get("git"), dict) else {}
     kind = data.get("kind", record.directory.parent.name)
-    freshness, why = run_freshness(record, current_inputs(kind, notebooks, pins))
+    inputs = current_inputs(kind, notebooks, pins)
+    freshness, why = run_freshness(record, inputs, required_files(kind, notebooks))
     changed = {} if record.corrupt else differs_for(kind, notebooks)(data["params"])
     report = record.directory / "report.html"
     return {
@@ -132,7 +134,8 @@ def headline_verdicts(results: Path, notebooks: dict[str, Path]) -> dict[str, Ve
     verdicts = {}
     for kind, runs in sorted(by_kind.items()):
         inputs = current_inputs(kind, notebooks, pins)
-        verdict = judge(kind, runs, differs_for(kind, notebooks), inputs)
+        required = required_files(kind, notebooks)
+        verdict = judge(kind, runs, differs_for(kind, notebooks), inputs, required)
         if verdict.run is not None:
             verdicts[kind] = verdict
     return verdicts

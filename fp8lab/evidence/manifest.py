@@ -19,6 +19,7 @@ from fp8lab.evidence.run_dir import MANIFEST
 __all__ = ["AREAS", "STATUSES", "ManifestError", "RunRecord", "read_manifest", "scan_runs"]
 
 STATUSES = ("complete", "failed", "partial")
+MAX_MANIFEST_BYTES = 64 << 20  # a run's manifest is a few kB; a larger one is refused unread
 AREAS = ("failed", "partial")  # results/<area>/<kind>/<run_id>/; complete runs sit at <kind>/
 _FIELDS: dict[str, type | tuple[type, ...]] = {
     "kind": str,
@@ -52,9 +53,13 @@ def read_manifest(path: Path) -> dict[str, Any]:
         ManifestError: naming what is wrong.
     """
     try:
+        if path.stat().st_size > MAX_MANIFEST_BYTES:
+            raise ManifestError(f"over {MAX_MANIFEST_BYTES:,} bytes")
         data = json.loads(path.read_bytes())
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ManifestError(f"unreadable: {type(exc).__name__}: {exc}") from None
+    except RecursionError:
+        raise ManifestError("unreadable: nested too deep") from None
     if not isinstance(data, dict):
         raise ManifestError(f"not a JSON object but {type(data).__name__}")
     for name, kind in _FIELDS.items():

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fp8lab.evidence.declared import declared_files, run_file_problems
 from fp8lab.evidence.manifest import RunRecord, file_problems, scan_runs
 from fp8lab.evidence.parameters import ParameterError, declared_parameters, non_default
 from fp8lab.evidence.provenance import code_hash, pins_hash
@@ -44,6 +45,7 @@ __all__ = [
     "differs_for",
     "judge",
     "published_run",
+    "required_files",
     "run_freshness",
     "stale_reasons",
 ]
@@ -146,15 +148,31 @@ def stale_reasons(manifest: dict[str, Any], inputs: dict[str, str]) -> list[str]
     ]
 
 
-def run_freshness(record: RunRecord, inputs: dict[str, str]) -> tuple[str, str]:
+def required_files(kind: str, notebooks: dict[str, Path]) -> frozenset[str]:
+    """The files a complete run of ``kind`` must hold, as its notebook declares them."""
+    return declared_files(notebooks[kind]) if kind in notebooks else frozenset()
+
+
+def _problems(run: RunRecord, required: frozenset[str]) -> list[str]:
+    """Listed files gone or changed; for a complete run, declared or present files unlisted."""
+    problems = file_problems(run.directory, run.manifest)
+    if run.manifest["status"] == "complete":
+        problems += run_file_problems(run.directory, run.manifest["files"], required)
+    return problems
+
+
+def run_freshness(
+    record: RunRecord, inputs: dict[str, str], required: frozenset[str] = frozenset()
+) -> tuple[str, str]:
     """``(status, reason)`` of one run against the current inputs: fresh, stale or corrupt.
 
-    A run is fresh when every input in ``inputs`` is unchanged and its files
-    still match its manifest (see :func:`current_inputs`).
+    A run is fresh when every input in ``inputs`` is unchanged, its files
+    still match its manifest (see :func:`current_inputs`), and a complete run
+    holds every file its notebook declares (``required``) and none unlisted.
     """
     if record.corrupt:
         return "corrupt", record.corrupt
-    problems = file_problems(record.directory, record.manifest)
+    problems = _problems(record, required)
     if problems:
         return "corrupt", "; ".join(problems)
     reasons = stale_reasons(record.manifest, inputs)
@@ -166,6 +184,7 @@ def judge(
     runs: list[RunRecord],
     differs: Callable[[dict[str, Any]], dict[str, Any]],
     inputs: dict[str, str],
+    required: frozenset[str] = frozenset(),
 ) -> Verdict:
     """The verdict on one kind: its newest attempt's end, else its published run's freshness.
 
@@ -174,6 +193,7 @@ def judge(
         runs: its readable runs, any status.
         differs: how a run's parameters differ from the published ones.
         inputs: the current inputs (see :func:`current_inputs`).
+        required: the files a complete run must hold (:func:`required_files`).
     """
     tried = attempts(runs, differs, inputs)
     if tried and tried[-1].manifest["status"] != "complete":
@@ -191,7 +211,7 @@ def judge(
         newest = complete[-1]
         changed = _describe(differs(newest.manifest["params"]))
         return Verdict(kind, "non-default", newest, f"no run at the defaults; newest: {changed}")
-    problems = file_problems(run.directory, run.manifest)
+    problems = _problems(run, required)
     if problems:
         return Verdict(kind, "corrupt", run, "; ".join(problems))
     reasons = stale_reasons(run.manifest, inputs)
@@ -288,7 +308,10 @@ def check_published(
     rows = []
     for name, path in notebooks.items():
         inputs = {**pins, "notebook_sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
-        rows.append(judge(name, by_kind.get(name, []), _notebook_differs(path), inputs).line())
+        verdict = judge(
+            name, by_kind.get(name, []), _notebook_differs(path), inputs, declared_files(path)
+        )
+        rows.append(verdict.line())
     for kind in _proof_kinds(proofs, by_kind):
         rows.append(judge(kind, by_kind.get(kind, []), _proofs_differ, pins).line())
     rows += [

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 
 from fp8lab.cli.main import main
 from fp8lab.evidence import EvidenceRun
+from fp8lab.evidence.run_dir import write_atomic
 from fp8lab.evidence.staleness import check_published
 from fp8lab.exhaustive import ALL_PATTERNS
 from fp8lab.proofs import PROOF_PLAN
@@ -38,6 +40,8 @@ def file_notebook_run(results: Path, notebook: Path, params: dict[str, Any]) -> 
     }
     with run:
         run.write_json("tables.json", {})
+        write_atomic(run.staging / "report.html", b"<html></html>")
+        write_atomic(run.staging / notebook.name, notebook.read_bytes())
     assert run.final is not None
     return run.final
 
@@ -152,3 +156,61 @@ def test_dirty_looks_at_the_sources_not_at_results(tmp_path: Path) -> None:
     assert provenance.git_state(tmp_path)["dirty"] is False
     (tmp_path / "fp8lab" / "a.py").write_text("X = 2\n")
     assert provenance.git_state(tmp_path)["dirty"] is True
+
+
+def _rewrite_manifest(run: Path, edit: Any) -> None:
+    manifest = run / "manifest.json"
+    data = json.loads(manifest.read_text())
+    edit(data)
+    manifest.chmod(0o644)
+    manifest.write_text(json.dumps(data))
+
+
+def test_a_manifest_trimmed_of_a_declared_file_is_not_fresh(
+    tmp_path: Path, sandbox: dict[str, Path]
+) -> None:
+    notebook = write_notebook(tmp_path / "nbs", "nb", "out.table('orders', rows)")
+    run = file_notebook_run(tmp_path / "results", notebook, DEFAULTS)
+    notebooks = {"nb": notebook}
+    assert status(tmp_path / "results", notebooks, "nb").startswith("corrupt not fresh: tables/")
+    (run / "tables").mkdir(exist_ok=True)
+    (run / "tables" / "orders.json").write_text("[]")
+    assert "not fresh: tables/orders.json (in the run folder" in status(
+        tmp_path / "results", notebooks, "nb"
+    )
+    (run / "tables" / "orders.json").unlink()
+    (run / "report.html").unlink()  # deleted, and dropped from the manifest's own list
+    _rewrite_manifest(run, lambda d: d["files"].pop("report.html"))
+    got = status(tmp_path / "results", notebooks, "nb")
+    assert "not fresh: report.html (declared by the notebook" in got
+    _rewrite_manifest(run, lambda d: d["files"].clear())  # an emptied list is not fresh either
+    assert status(tmp_path / "results", notebooks, "nb").startswith("corrupt not fresh:")
+
+
+def test_an_unlisted_file_in_a_run_is_not_fresh(tmp_path: Path, sandbox: dict[str, Path]) -> None:
+    notebooks = {"nb": sandbox["notebook"]}
+    run = file_notebook_run(tmp_path / "results", sandbox["notebook"], DEFAULTS)
+    assert status(tmp_path / "results", notebooks, "nb").startswith("fresh")
+    (run / "extra.svg").write_text("<svg/>")
+    assert status(tmp_path / "results", notebooks, "nb") == (
+        "corrupt not fresh: extra.svg (in the run folder, not in the manifest)"
+    )
+    assert main(["evidence", "--check", "--results", str(tmp_path / "results"),
+                 "--notebooks", str(sandbox["notebook"].parent)]) == 1  # fmt: skip
+
+
+def test_an_absurdly_deep_manifest_is_one_corrupt_line_and_the_check_goes_on(
+    tmp_path: Path, sandbox: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    notebooks = {"nb": sandbox["notebook"]}
+    file_notebook_run(tmp_path / "results", sandbox["notebook"], DEFAULTS)
+    deep = tmp_path / "results" / "other" / "deep-run"
+    deep.mkdir(parents=True)
+    (deep / "manifest.json").write_text("[" * 200_000 + "]" * 200_000)
+    rows = {r.notebook: r for r in check_published(tmp_path / "results", notebooks)}
+    assert rows["nb"].status == "fresh" and rows["other"].status == "corrupt"
+    assert rows["other"].reason == "unreadable: nested too deep"
+    argv = ["evidence", "--check", "--results", str(tmp_path / "results")]
+    assert main([*argv, "--notebooks", str(sandbox["notebook"].parent)]) == 1
+    err = capsys.readouterr()
+    assert "Traceback" not in err.out + err.err and "nested too deep" in err.out + err.err

@@ -49,7 +49,7 @@ def test_pending_rendered_as_pass_goes_red(tmp_path: Path, monkeypatch: pytest.M
 
 def test_a_stale_run_shown_fresh_goes_red(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     runs = build_results(tmp_path)
-    monkeypatch.setattr(index, "run_freshness", lambda record, inputs: ("fresh", ""))
+    monkeypatch.setattr(index, "run_freshness", lambda record, inputs, required=(): ("fresh", ""))
     found = problems(tmp_path)
     assert found == [f"gate_g1/{runs['old'].name} is stale, shown 'fresh'"]
 

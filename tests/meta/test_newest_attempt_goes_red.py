@@ -24,6 +24,7 @@ from fp8lab.evidence import EvidenceRun, staleness
 from fp8lab.evidence import notebooks as runner
 from fp8lab.evidence.index import front_page
 from fp8lab.evidence.notebooks import NotebookRunError
+from fp8lab.evidence.run_dir import write_atomic
 from fp8lab.exhaustive import ALL_PATTERNS
 from fp8lab.exit_codes import EXIT_CODES
 from tests.evidence.front_fixtures import table_rows
@@ -65,6 +66,9 @@ def file_attempt(
     try:
         with run:
             run.write_json("tables/t.json", [])
+            if notebook is not None:  # what every notebook run holds: its report and notebook
+                write_atomic(run.staging / "report.html", b"<html></html>")
+                write_atomic(run.staging / notebook.name, notebook.read_bytes())
             if fail:
                 raise NotebookRunError(fail)
     except NotebookRunError:
