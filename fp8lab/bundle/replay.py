@@ -14,7 +14,6 @@ call no case matches.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
+from fp8lab.bounded import BoundedInputError, load_json
 from fp8lab.bundle.cases import (
     BUNDLE_GATES,
     OUT_DTYPES,
@@ -46,6 +46,7 @@ __all__ = [
     "read_output",
 ]
 
+MAX_DOCUMENT_BYTES = 64 << 20  # bundle.json: the case list, a few hundred kB
 _OUT_VIEW = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
 
 
@@ -118,6 +119,9 @@ def input_fault(root: Path, case: BundleCase) -> str:
         path = root / case.entry[field]
         if not path.is_file():
             return f"{field} file {case.entry[field]} is missing"
+        size = path.stat().st_size
+        if size != array.nbytes:  # sized before it is read
+            return f"{field} file {case.entry[field]} is {size} bytes, want {array.nbytes}"
         got, want = sha256(path.read_bytes()), sha256(array.tobytes())
         if got != want:
             return (
@@ -137,13 +141,39 @@ def read_output(root: Path, case: BundleCase, field: str, size: int) -> bytes:
     path = root / rel
     if not path.is_file():
         raise BundleCaseError(f"case {case.name!r}: {field} file {rel} is missing")
-    data: bytes = path.read_bytes()
-    if len(data) != size:
-        how = "short" if len(data) < size else "long"
+    got = path.stat().st_size  # sized before it is read
+    if got != size:
+        how = "short" if got < size else "long"
         raise BundleCaseError(
-            f"case {case.name!r}: {field} file {rel} is {how}: {len(data)} bytes, want {size}"
+            f"case {case.name!r}: {field} file {rel} is {how}: {got} bytes, want {size}"
         )
+    data: bytes = path.read_bytes()
     return data
+
+
+FILE_FIELDS = ("output", "codes", "scales")  # besides each case's input fields
+
+
+def refuse_escapes(root: Path, cases: list[BundleCase]) -> None:
+    """Refuse a bundle any of whose files is a symbolic link or resolves outside ``root``.
+
+    Raises:
+        BundleError: naming the first such file.
+    """
+    inside = root.resolve()
+    for case in cases:
+        for field in [*case.inputs, *(f for f in FILE_FIELDS if f in case.entry)]:
+            rel = str(case.entry[field])
+            path = root
+            for part in Path(rel).parts:
+                path = path / part
+                if path.is_symlink():
+                    raise BundleError(
+                        f"{root}: {path.relative_to(root)} is a symbolic link; a bundle is "
+                        "read only from files inside its folder"
+                    )
+            if not (root / rel).resolve().is_relative_to(inside):
+                raise BundleError(f"{root}: {rel} resolves outside the bundle's folder")
 
 
 @dataclass(frozen=True)
@@ -184,12 +214,18 @@ class BundleMatmulKernel:
 
 def _read_document(root: Path) -> dict[str, Any]:
     path = root / "bundle.json"
+    if path.is_symlink():
+        raise BundleError(f"{path} is a symbolic link; a bundle is read only from its own files")
     if not path.is_file():
         raise BundleError(f"{root} has no bundle.json (make one with fp8lab export)")
     try:
-        document = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BundleError(f"{path} is not readable JSON: {exc}") from None
+        if path.stat().st_size > MAX_DOCUMENT_BYTES:
+            raise BundleError(f"{path} is over {MAX_DOCUMENT_BYTES:,} bytes")
+        document = load_json(path.read_bytes(), str(path), max_bytes=MAX_DOCUMENT_BYTES)
+    except OSError as exc:
+        raise BundleError(f"{path} is not readable: {exc.strerror}") from None
+    except BoundedInputError as exc:
+        raise BundleError(f"{exc}") from None
     if not isinstance(document, dict):
         raise BundleError(f"{path} is not a JSON object")
     return document
@@ -233,6 +269,7 @@ def load_bundle(root: Path, gate: str, nan_policy: str = DEFAULT_NAN_POLICY) -> 
             f"exported by fp8lab {document.get('fp8lab_version')!r}); this version's is "
             f"{ours[:12]}...: export again and rerun the kernel"
         )
+    refuse_escapes(root, cases)
     if gate == "GQ":
         from fp8lab.bundle.gq import BundleSchemeKernel
 

@@ -10,8 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from fp8lab.bounded import BoundedInputError, load_yaml
 from fp8lab.cli.argtypes import check_writable_dir, positive_float_arg
 from fp8lab.cli.common import CliError
 from fp8lab.cli.engine import add_engine_args, open_engine
@@ -19,6 +18,8 @@ from fp8lab.cli.names import DEFAULT_NOTEBOOK_TIMEOUT as DEFAULT_TIMEOUT
 from fp8lab.cli.names import NOTEBOOKS_DIR
 from fp8lab.cluster import SCHEDULER_ENV
 from fp8lab.exit_codes import EXIT_CODES
+
+PARAMS_BYTES = 1 << 20  # a parameters file is a few lines
 
 __all__ = ["add_parser", "run"]
 
@@ -86,10 +87,15 @@ def _overrides(
     common: dict[str, Any] = {}
     per_notebook: dict[str, dict[str, Any]] = {name: {} for name in available}
     if args.params:
+        path = Path(args.params)
         try:
-            loaded = yaml.safe_load(Path(args.params).read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise CliError(f"cannot read --params {args.params}: {exc}") from None
+            if path.stat().st_size > PARAMS_BYTES:
+                raise CliError(f"--params {args.params}: over {PARAMS_BYTES:,} bytes")
+            loaded = load_yaml(path.read_bytes(), f"--params {args.params}") or {}
+        except OSError as exc:
+            raise CliError(f"cannot read --params {args.params}: {exc.strerror}") from None
+        except BoundedInputError as exc:
+            raise CliError(str(exc)) from None
         if not isinstance(loaded, dict):
             raise CliError(f"--params {args.params} must hold a mapping")
         for key, value in loaded.items():
@@ -105,10 +111,9 @@ def _overrides(
         if not sep or not key:
             raise CliError(f"-p wants KEY=VALUE, got {item!r}")
         try:
-            given[key] = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            reason = " ".join(str(getattr(exc, "problem", None) or exc).split())
-            raise CliError(f"-p {item!r}: not a plain YAML value: {reason}") from None
+            given[key] = load_yaml(text, "value", max_bytes=PARAMS_BYTES)
+        except BoundedInputError as exc:
+            raise CliError(f"-p {item!r}: not a plain YAML value: {exc}") from None
     return {name: {**common, **per_notebook[name], **given} for name in names}
 
 

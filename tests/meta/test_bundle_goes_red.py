@@ -312,3 +312,40 @@ def test_the_sidecar_says_what_bundle_json_says(gate: str, bundles: dict[str, Pa
                 assert np.uint32(int(text, 16)).view(np.float32) == np.float32(case[key])
             else:
                 assert text == str(case[key]), (key, text)
+
+
+@pytest.mark.parametrize("field", ["output", "input"])
+def test_a_file_linked_to_outside_the_bundle_is_refused_even_with_the_right_bytes(
+    field: str, bundles: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = _copy(bundles, "G1", tmp_path)
+    assert _check("G1", bundle, capsys)[0] == 0  # the control: the same bytes, inside
+    rel = cases(bundle)[3][field]
+    outside = tmp_path / "elsewhere.bin"
+    shutil.move(bundle / rel, outside)
+    (bundle / rel).symlink_to(outside)
+    assert main(["gates", "--gate", "G1", "--outputs", str(bundle)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1
+    assert f"{rel} is a symbolic link" in err
+
+
+def test_a_linked_folder_and_a_deep_or_linked_bundle_json_are_refused(
+    bundles: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = _copy(bundles, "G1", tmp_path)
+    shutil.move(bundle / "outputs", tmp_path / "outside-outputs")
+    (bundle / "outputs").symlink_to(tmp_path / "outside-outputs")
+    assert main(["gates", "--gate", "G1", "--outputs", str(bundle)]) == 2
+    assert "outputs is a symbolic link" in capsys.readouterr().err
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    (deep / "bundle.json").write_text("[" * 200_000 + "]" * 200_000)
+    assert main(["gates", "--gate", "G1", "--outputs", str(deep)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "nested deeper than" in err
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "bundle.json").symlink_to(bundle / "bundle.json")
+    assert main(["gates", "--gate", "G1", "--outputs", str(linked)]) == 2
+    assert "bundle.json is a symbolic link" in capsys.readouterr().err
