@@ -71,6 +71,15 @@ def _bad_codes(codes: Any, shape: tuple[int, ...]) -> str:
     return ""
 
 
+def _bad_residual(res: Any, dtype: np.dtype[Any], shape: tuple[int, ...]) -> str:
+    """Why ``res`` is not ``residual_out`` as the convention says: ``dtype`` (x's), ``shape``."""
+    if isinstance(res, np.ndarray) and res.dtype == dtype and res.shape == shape:
+        return ""
+    is_array = isinstance(res, np.ndarray)
+    got = f"{res.dtype.name} {list(res.shape)}" if is_array else type(res).__name__
+    return f"residual_out: expected {dtype.name} {list(shape)}, got {got}"
+
+
 def _bits(values: Any) -> np.ndarray:
     arr = np.asarray(values)
     if arr.dtype.name == "bfloat16":
@@ -122,6 +131,9 @@ class _Case:
         try:
             codes, res = _split(self.chain, call_kernel(self.kernel, *args))
             error = _bad_codes(codes, want.shape)
+            if not error and "residual_out" in self.want:
+                x = self.case.inputs["x"]
+                error = _bad_residual(res, x.dtype, self.want["residual_out"].shape)
         except (KernelFaultError, TypeError) as exc:
             codes, res, error = None, None, getattr(exc, "reason", str(exc))
         asserts = 1 + ("residual_out" in self.want)

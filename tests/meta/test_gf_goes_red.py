@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -146,3 +147,25 @@ def test_junk_residuals_and_traces_fail_without_crashing_the_gate() -> None:
     result = run_gf(Junk(), chain="rmsnorm", recipe=CPP)
     assert result.status is GateStatus.FAIL
     assert result.measured["first_failing_step"] == "rsqrt"
+
+
+@pytest.mark.parametrize(
+    ("make", "got"),
+    [
+        (lambda r: r.astype(np.float64), "float64"),
+        (lambda r: r.astype(np.float32).astype(str), "str"),
+        (lambda r: r[:, :-1], "bfloat16 [35, 255]"),
+    ],
+)
+def test_a_residual_out_of_another_type_fails_naming_what_was_expected(
+    make: Callable[[np.ndarray], np.ndarray], got: str
+) -> None:
+    port = PORTS[CPP]
+
+    def typed(*args: Any) -> Any:
+        codes, res = port(*args)
+        return codes, None if res is None else make(res)
+
+    result = run_gf(typed, chain="rmsnorm", recipe=CPP)
+    assert result.status is GateStatus.FAIL
+    assert "residual_out: expected bfloat16 [35, 256], got " + got.split(" [")[0] in result.reason
