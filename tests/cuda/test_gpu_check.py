@@ -151,3 +151,17 @@ def test_without_ml_dtypes_it_says_so_in_one_line_and_exits_2(tmp_path: Path) ->
         "None in sys.modules)"
     ]
     assert not (tmp_path / "gpu-check.json").exists()
+
+
+@pytest.mark.parametrize("flag", ["DIR", "--results"])
+def test_a_folder_under_a_regular_file_is_one_line_and_exit_2(flag: str, tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")
+    bad = str(tmp_path / "afile" / "sub")
+    argv = [bad, "--no-install"] if flag == "DIR" else [str(tmp_path), "--results", bad]
+    done = subprocess.run([sys.executable, str(SCRIPT), *argv], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stdout == ""
+    assert (
+        done.stderr.strip()
+        == f"scripts/gpu-check: {flag} {bad}: {tmp_path / 'afile'} is not a directory"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
