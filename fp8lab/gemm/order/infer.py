@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from fp8lab.gemm.order.families import name_family
+from fp8lab.gemm.order.host import host_facts
 from fp8lab.gemm.order.probe import LcaProbe, ProbeError
 from fp8lab.gemm.order.siblings import SiblingTest
 from fp8lab.gemm.order.tree import SumTree
@@ -57,6 +58,7 @@ class OrderRecord:
         seconds: wall time of the inference (probing and building).
         sibling_rows: outputs read by the sibling test (0 when unused).
         sibling_nodes: fused nodes whose children it settled.
+        host: the host facts in force (a library's order depends on them).
     """
 
     kernel: str
@@ -72,6 +74,7 @@ class OrderRecord:
     seconds: float
     sibling_rows: int = 0
     sibling_nodes: int = 0
+    host: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict; ``family`` is null for no known family."""
@@ -91,6 +94,7 @@ class OrderRecord:
             "max_fan_in": self.tree.max_fan_in(),
             "depth": self.tree.depth(),
             "tree": self.tree.to_json(),
+            "host": self.host,
         }
 
 
@@ -281,4 +285,5 @@ def infer_order(
         seconds=seconds,
         sibling_rows=0 if test is None else test.rows,
         sibling_nodes=0 if test is None else test.accepted,
+        host=host_facts(),
     )
