@@ -1,6 +1,6 @@
 """fp8lab: prove, bit for bit, whether an FP8 quantization kernel is right.
 
-Public interface (names fixed; see README):
+Public interface (names fixed; see docs/manual.md):
 ``encode``, ``decode``, ``quant_static``, ``FORMATS``, ``scheme_quant``.
 
 The names are imported on first use (PEP 562), so ``import fp8lab.cli.main``
@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from fp8lab.codecs import as_ml_dtypes, decode, encode
-    from fp8lab.formats import FORMATS, FormatSpec
     from fp8lab.kernels import (
         QuantKernel,
         collapse_shard_scales,
@@ -23,11 +22,13 @@ if TYPE_CHECKING:
         quant_static_upstream,
         validate_scale,
     )
-    from fp8lab.schemes.port import scheme_quant
+    from fp8lab.kernels.scheme import scheme_quant
+    from fp8lab.specs.format import FormatSpec
+    from fp8lab.specs.formats import FORMATS
 
 _HOMES = {
-    "FORMATS": "fp8lab.formats",
-    "FormatSpec": "fp8lab.formats",
+    "FORMATS": "fp8lab.specs.formats",
+    "FormatSpec": "fp8lab.specs.formats",
     "QuantKernel": "fp8lab.kernels",
     "as_ml_dtypes": "fp8lab.codecs",
     "collapse_shard_scales": "fp8lab.kernels",
@@ -36,7 +37,7 @@ _HOMES = {
     "quant_static": "fp8lab.kernels",
     "quant_static_f32tofp8": "fp8lab.kernels",
     "quant_static_upstream": "fp8lab.kernels",
-    "scheme_quant": "fp8lab.schemes.port",
+    "scheme_quant": "fp8lab.kernels.scheme",
     "validate_scale": "fp8lab.kernels",
 }
 

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
-from fp8lab.cluster import SCHEDULER_ENV
-from fp8lab.formats import FORMATS, FP8_FORMATS, FormatSpec
+from fp8lab.runtime.cluster import SCHEDULER_ENV
+from fp8lab.specs.format import FormatSpec
+from fp8lab.specs.formats import FORMATS, FP8_FORMATS
 
 # Deterministic: hypothesis draws from a fixed seed and keeps no example database.
 settings.register_profile("fp8lab", derandomize=True, database=None)

@@ -45,7 +45,7 @@ def gemm_first_output_doubled(
     a: np.ndarray, b: np.ndarray, s_in: float, s_w: float, out: str
 ) -> np.ndarray:
     """The vllm.cpp GEMM with out[0,0] spoiled: G3 must name that output position."""
-    from fp8lab.gemm.kernels import matmul_vllm_cpp
+    from fp8lab.kernels.matmul import matmul_vllm_cpp
 
     result = np.array(matmul_vllm_cpp(a, b, s_in, s_w, out), copy=True)
     result.flat[0] = result.flat[0] * 2 + 1

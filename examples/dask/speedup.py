@@ -15,19 +15,23 @@ import argparse
 import time
 from dataclasses import asdict
 
-from fp8lab.cluster import open_cluster
-from fp8lab.exhaustive import run_exhaustive
+from fp8lab.runtime.cluster import open_cluster
+from fp8lab.sweeps.exhaustive import run_exhaustive
+from fp8lab.sweeps.range_run import RangeRun
 
 
 def _timed(workers: int, stop: int) -> tuple[float, dict[str, object]]:
     with open_cluster(local=workers) as cluster:
-        kwargs = {"saturate": True, "executor": cluster.executor, "workers": cluster.workers}
-        run_exhaustive("fast", "scan", "e4m3fn", stop=1 << 16, **kwargs)  # warm each worker
+        on = {"executor": cluster.executor, "workers": cluster.workers}
+        warm = RangeRun(stop=1 << 16, **on)
+        run_exhaustive("fast", "scan", "e4m3fn", saturate=True, run=warm)  # warm each worker
         t0 = time.monotonic()
-        record = run_exhaustive("fast", "scan", "e4m3fn", stop=stop, **kwargs)
+        record = run_exhaustive(
+            "fast", "scan", "e4m3fn", saturate=True, run=RangeRun(stop=stop, **on)
+        )
         seconds = time.monotonic() - t0
     fields = asdict(record)
-    for name in ("wall_seconds", "workers", "engine"):
+    for name in ("wall_seconds", "workers", "executor"):
         fields.pop(name)
     assert record.status == "PASS", record
     return seconds, fields

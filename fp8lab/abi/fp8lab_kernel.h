@@ -26,8 +26,9 @@ extern "C" {
 #endif
 
 /* Static per-tensor quant: x holds n values of x_dtype; write n e4m3fn codes
- * to out, quantized with the per-tensor scale `scale` (y = x / scale as the
- * kernel computes it). Returns 0 on success. */
+ * to out, quantized with the per-tensor scale `scale`: G1 holds the kernel to
+ * e4m3fn(clamp(x * (1/scale), -448, 448)), the reciprocal formed once in float32,
+ * the product in float32, rounded to nearest even. Returns 0 on success. */
 typedef int32_t (*fp8lab_quant_fn)(const void *x, int32_t x_dtype, int64_t n, float scale,
                                    uint8_t *out);
 int32_t fp8lab_quant(const void *x, int32_t x_dtype, int64_t n, float scale, uint8_t *out);

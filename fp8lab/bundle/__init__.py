@@ -5,11 +5,10 @@ runner writes the outputs; ``fp8lab gates --outputs DIR`` checks them through
 a kernel that serves the recorded bytes, so G1 and G3 run unchanged.
 """
 
-from fp8lab.bundle.cases import BUNDLE_GATES, SCHEMA, BundleCase, bundle_cases, population_sha256
-from fp8lab.bundle.export import BundleExistsError, sidecar_text, write_bundle
+from fp8lab.bundle.cases import BUNDLE_GATES, SCHEMA, BundleCase, population_sha256
+from fp8lab.bundle.export import BundleExistsError, bundle_cases, sidecar_text, write_bundle
+from fp8lab.bundle.files import BundleCaseError, BundleError
 from fp8lab.bundle.replay import (
-    BundleCaseError,
-    BundleError,
     BundleMatmulKernel,
     BundleQuantKernel,
     load_bundle,

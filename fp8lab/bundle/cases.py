@@ -1,11 +1,8 @@
 """The cases of a bundle: exactly the kernel calls G1, G3 and GQ make, with their inputs.
 
-A bundle (schema ``fp8lab.bundle/1``, README "Dumped outputs") lists one case
+A bundle (schema ``fp8lab.bundle/1``, docs/manual.md "Dumped outputs") lists one case
 per kernel call of the gate, in the gate's order. G1: every scale x input
-dtype, then the shard case once per input dtype. A C ABI kernel takes one
-float, so the shard case is expressed by its collapsed scale, the float32 max
-of :data:`~fp8lab.gates.g1.G1_SHARD_SCALES`, taken here as G1 takes it; its
-name keeps the shards (``s=max(0.3, 0.9, 0.0625)/float32``). G3: the default
+dtype, each call with one float32 scale as G1 makes it by default. G3: the default
 cases (not ``--large``), A quantized by the built-in ``quant_static`` as G3
 does, then the five NaN placements of the nan-propagation case.
 
@@ -25,12 +22,12 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from fp8lab.gates.g1 import G1_INPUT_DTYPES, G1_SCALES, G1_SHARD_SCALES
+from fp8lab.gates.g1 import G1_INPUT_DTYPES, G1_SCALES
 from fp8lab.gates.g3 import g3_cases
 from fp8lab.gates.g3_nan import NAN_PLACEMENTS, NAN_SCALES, placement_operands
-from fp8lab.gemm.population import g3_operands
 from fp8lab.kernels import quant_static
 from fp8lab.populations import G1_SEED, g1_population
+from fp8lab.populations.gemm import g3_operands
 
 __all__ = [
     "BUNDLE_GATES",
@@ -38,7 +35,8 @@ __all__ = [
     "OUT_DTYPES",
     "SCHEMA",
     "BundleCase",
-    "bundle_cases",
+    "g1_bundle_cases",
+    "g3_bundle_cases",
     "f32_hex",
     "population_sha256",
     "sha256",
@@ -92,11 +90,9 @@ def _g1_case(i: int, scale: float, dtype: str, name: str) -> BundleCase:
     return BundleCase(entry, {"input": x}, int(x.size))
 
 
-def _g1() -> list[BundleCase]:
+def g1_bundle_cases() -> list[BundleCase]:
+    """G1's cases, in the gate's order."""
     calls = [(s, d, f"s={s!r}/{d}") for s in G1_SCALES for d in G1_INPUT_DTYPES]
-    shards = tuple(float(v) for v in G1_SHARD_SCALES)
-    top = float(max(np.float32(v) for v in shards))  # as G1 takes it
-    calls += [(top, d, f"s=max{shards!r}/{d}") for d in G1_INPUT_DTYPES]
     return [_g1_case(i, s, d, name) for i, (s, d, name) in enumerate(calls)]
 
 
@@ -121,7 +117,8 @@ def _g3_case(
     return BundleCase(entry, {"a": a, "b": b}, size)
 
 
-def _g3() -> list[BundleCase]:
+def g3_bundle_cases() -> list[BundleCase]:
+    """G3's cases, in the gate's order."""
     cases: list[BundleCase] = []
     for c in g3_cases():
         a, b = g3_operands(c, quant_static)
@@ -131,25 +128,6 @@ def _g3() -> list[BundleCase]:
         name = f"nan-propagation/{operand}{row}={code:#04x}/{out}"
         cases.append(_g3_case(len(cases), name, a, b, NAN_SCALES, out))
     return cases
-
-
-def bundle_cases(gate: str, scheme: str | None = None, rule: str | None = None) -> list[BundleCase]:
-    """This version's cases of ``gate`` (GQ: for ``scheme`` under ``rule``), in the gate's order.
-
-    Raises:
-        ValueError: for another gate, or GQ without a valid scheme and rule.
-    """
-    if gate == "G1":
-        return _g1()
-    if gate == "G3":
-        return _g3()
-    if gate == "GQ":
-        from fp8lab.bundle.gq import gq_bundle_cases
-
-        if scheme is None or rule is None:
-            raise ValueError("a GQ bundle is for one scheme and rule: name both")
-        return gq_bundle_cases(scheme, rule)
-    raise ValueError(f"bundles hold {', '.join(BUNDLE_GATES)}, not {gate!r}")
 
 
 def population_sha256(cases: list[BundleCase], head: str = "") -> str:

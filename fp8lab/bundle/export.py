@@ -3,7 +3,7 @@
 The directory is built in a staging sibling and renamed into place, so a
 bundle is either complete or absent; an existing non-empty directory is
 refused (evidence is never overwritten). ``outputs/`` is created empty for
-the user's runner to fill. Schema and sidecar: README "Dumped outputs".
+the user's runner to fill. Schema and sidecar: docs/manual.md "Dumped outputs".
 """
 
 from __future__ import annotations
@@ -16,9 +16,24 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from fp8lab.bundle.cases import SCHEMA, BundleCase, bundle_cases, f32_hex, population_sha256
+from fp8lab.bundle.cases import (
+    BUNDLE_GATES,
+    SCHEMA,
+    BundleCase,
+    f32_hex,
+    g1_bundle_cases,
+    g3_bundle_cases,
+    population_sha256,
+)
+from fp8lab.bundle.gq import gq_bundle_cases, gq_head, gq_sidecar_line
 
-__all__ = ["BundleExistsError", "bundle_document", "gq_head", "sidecar_text", "write_bundle"]
+__all__ = [
+    "BundleExistsError",
+    "bundle_cases",
+    "bundle_document",
+    "sidecar_text",
+    "write_bundle",
+]
 
 
 class BundleExistsError(FileExistsError):
@@ -47,15 +62,25 @@ def bundle_document(
     }
 
 
-def gq_head(scheme: str | None, rule: str | None) -> str:
-    """The line a GQ bundle's population sha256 starts with."""
-    return f"{scheme} {rule}\n"
+def bundle_cases(gate: str, scheme: str | None = None, rule: str | None = None) -> list[BundleCase]:
+    """This version's cases of ``gate`` (GQ: for ``scheme`` under ``rule``), in the gate's order.
+
+    Raises:
+        ValueError: for another gate, or GQ without a valid scheme and rule.
+    """
+    if gate == "G1":
+        return g1_bundle_cases()
+    if gate == "G3":
+        return g3_bundle_cases()
+    if gate == "GQ":
+        if scheme is None or rule is None:
+            raise ValueError("a GQ bundle is for one scheme and rule: name both")
+        return gq_bundle_cases(scheme, rule)
+    raise ValueError(f"bundles hold {', '.join(BUNDLE_GATES)}, not {gate!r}")
 
 
 def _sidecar_line(entry: dict[str, Any]) -> str:
     if "codes" in entry:
-        from fp8lab.bundle.gq import gq_sidecar_line
-
         return gq_sidecar_line(entry)
     if "scale_hex" in entry:
         fields = [entry[f] for f in ("scale_hex", "input_dtype", "count", "input", "output")]

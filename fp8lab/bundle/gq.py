@@ -7,7 +7,7 @@ names): ``name``, ``word_class``, ``input_dtype``, ``m``, ``k``, ``input``,
 and ``scales`` (``scales_dtype`` float32, e8m0fnu or e4m3fn bytes, of shape
 ``scales_shape``), as the C ABI's ``fp8lab_scheme_quant`` writes them. The
 document names ``scheme`` and ``rule``; the population sha256 starts with
-the line ``scheme rule``. README "Dumped outputs".
+the line ``scheme rule``. docs/manual.md "Dumped outputs".
 """
 
 from __future__ import annotations
@@ -20,13 +20,18 @@ from typing import Any
 import numpy as np
 
 from fp8lab.bundle.cases import DTYPE_EXT, BundleCase, f32_hex, sha256
-from fp8lab.bundle.replay import BundleCaseError, input_fault, read_output
+from fp8lab.bundle.files import BundleCaseError, input_fault, read_output
 from fp8lab.gates.gq import gq_calls
-from fp8lab.schemes.layout import SCHEME_LAYOUTS, scales_dtype, scales_shape
+from fp8lab.specs.scheme_layout import SCHEME_LAYOUTS, scales_dtype, scales_shape
 
-__all__ = ["BundleSchemeKernel", "gq_bundle_cases", "gq_sidecar_line"]
+__all__ = ["BundleSchemeKernel", "gq_bundle_cases", "gq_head", "gq_sidecar_line"]
 
 _SCALE_EXT = {"float32": "f32", "e8m0fnu": "e8m0", "e4m3fn": "e4m3"}  # scale format -> extension
+
+
+def gq_head(scheme: str | None, rule: str | None) -> str:
+    """The line a GQ bundle's population sha256 starts with."""
+    return f"{scheme} {rule}\n"
 
 
 def gq_bundle_cases(scheme: str, rule: str) -> list[BundleCase]:

@@ -22,40 +22,31 @@ import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.bounded import BoundedInputError, load_json
 from fp8lab.bundle.cases import (
     BUNDLE_GATES,
     OUT_DTYPES,
     SCHEMA,
     BundleCase,
-    bundle_cases,
     population_sha256,
     sha256,
 )
-from fp8lab.bundle.export import gq_head
-from fp8lab.gemm.protocol import VLLM_CPP_SPEC
-from fp8lab.kernels.nan_policy import DEFAULT_NAN_POLICY, NAN_POLICIES
+from fp8lab.bundle.export import bundle_cases
+from fp8lab.bundle.files import (
+    BundleCaseError,
+    BundleError,
+    input_fault,
+    read_output,
+    refuse_escapes,
+)
+from fp8lab.bundle.gq import BundleSchemeKernel, gq_head
+from fp8lab.kernels.matmul_protocol import VLLM_CPP_SPEC
+from fp8lab.runtime.bounded import BoundedInputError, load_json
+from fp8lab.specs.nan import DEFAULT_NAN_POLICY, NAN_POLICIES
 
-__all__ = [
-    "BundleCaseError",
-    "BundleError",
-    "BundleMatmulKernel",
-    "BundleQuantKernel",
-    "input_fault",
-    "load_bundle",
-    "read_output",
-]
+__all__ = ["BundleMatmulKernel", "BundleQuantKernel", "load_bundle"]
 
 MAX_DOCUMENT_BYTES = 64 << 20  # bundle.json: the case list, a few hundred kB
 _OUT_VIEW = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
-
-
-class BundleError(ValueError):
-    """The bundle cannot be checked by this version (a usage error)."""
-
-
-class BundleCaseError(Exception):
-    """One case of the bundle is broken; the message names the case and what is wrong."""
 
 
 @dataclass(frozen=True)
@@ -108,72 +99,6 @@ class _Bundle:
         if entry.fault:
             raise BundleCaseError(f"case {entry.case.name!r}: {entry.fault}")
         return read_output(self.root, entry.case, "output", entry.case.output_bytes)
-
-
-def input_fault(root: Path, case: BundleCase) -> str:
-    """Why ``case``'s input files under ``root`` cannot be trusted ('' when they can).
-
-    A file is missing, or its bytes are not the ones exported (sha256).
-    """
-    for field, array in case.inputs.items():
-        path = root / case.entry[field]
-        if not path.is_file():
-            return f"{field} file {case.entry[field]} is missing"
-        size = path.stat().st_size
-        if size != array.nbytes:  # sized before it is read
-            return f"{field} file {case.entry[field]} is {size} bytes, want {array.nbytes}"
-        got, want = sha256(path.read_bytes()), sha256(array.tobytes())
-        if got != want:
-            return (
-                f"{field} file {case.entry[field]} changed since export "
-                f"(sha256 {got[:12]}..., exported {want[:12]}...)"
-            )
-    return ""
-
-
-def read_output(root: Path, case: BundleCase, field: str, size: int) -> bytes:
-    """The ``size`` bytes of the output file ``case.entry[field]`` under ``root``.
-
-    Raises:
-        BundleCaseError: naming the case when the file is missing, short or long.
-    """
-    rel = case.entry[field]
-    path = root / rel
-    if not path.is_file():
-        raise BundleCaseError(f"case {case.name!r}: {field} file {rel} is missing")
-    got = path.stat().st_size  # sized before it is read
-    if got != size:
-        how = "short" if got < size else "long"
-        raise BundleCaseError(
-            f"case {case.name!r}: {field} file {rel} is {how}: {got} bytes, want {size}"
-        )
-    data: bytes = path.read_bytes()
-    return data
-
-
-FILE_FIELDS = ("output", "codes", "scales")  # besides each case's input fields
-
-
-def refuse_escapes(root: Path, cases: list[BundleCase]) -> None:
-    """Refuse a bundle any of whose files is a symbolic link or resolves outside ``root``.
-
-    Raises:
-        BundleError: naming the first such file.
-    """
-    inside = root.resolve()
-    for case in cases:
-        for field in [*case.inputs, *(f for f in FILE_FIELDS if f in case.entry)]:
-            rel = str(case.entry[field])
-            path = root
-            for part in Path(rel).parts:
-                path = path / part
-                if path.is_symlink():
-                    raise BundleError(
-                        f"{root}: {path.relative_to(root)} is a symbolic link; a bundle is "
-                        "read only from files inside its folder"
-                    )
-            if not (root / rel).resolve().is_relative_to(inside):
-                raise BundleError(f"{root}: {rel} resolves outside the bundle's folder")
 
 
 @dataclass(frozen=True)
@@ -271,8 +196,6 @@ def load_bundle(root: Path, gate: str, nan_policy: str = DEFAULT_NAN_POLICY) -> 
         )
     refuse_escapes(root, cases)
     if gate == "GQ":
-        from fp8lab.bundle.gq import BundleSchemeKernel
-
         held = cases if document.get("cases") != [] else []
         if held and document.get("cases") != [c.entry for c in cases]:
             raise BundleError(f"{root}/bundle.json cases differ from its population; export again")

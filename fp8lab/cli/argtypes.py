@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from fp8lab.parallel import default_workers
+from fp8lab.runtime.parallel import default_workers
 
 __all__ = [
     "check_memory",

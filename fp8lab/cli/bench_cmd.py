@@ -1,6 +1,6 @@
 """``fp8lab bench``: encoder throughput as ratios from one run.
 
-``--brute`` adds brute force; ``--all`` every figure of issue 13 §2 (:mod:`fp8lab.bench_all`).
+``--brute`` adds brute force; ``--all`` every figure of issue 13 §2 (:mod:`fp8lab.bench.suite`).
 """
 
 from __future__ import annotations
@@ -42,6 +42,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     p.add_argument(
         "--brute-scale", type=float, default=0.9, help="scale of the --brute figure (default 0.9)"
+    )
+    p.add_argument(
+        "--isolation",
+        action="store_true",
+        help="also time G1 with its kernel in this process against the kernel in a process of "
+        "its own (the default for a user's kernel): the per-call cost of the isolation",
     )
     p.add_argument(
         "--all",
@@ -89,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_all(args)
     if args.stop is not None or args.sample is not None or not args.startup or args.workers:
         raise CliError("--stop, --sample, --workers and --no-startup go with --all")
-    from fp8lab.bench import rows_to_dicts, run_bench
+    from fp8lab.bench.encoders import rows_to_dicts, run_bench
 
     rows = run_bench(args.n, args.repeats, args.seed)
     print(f"{'encoder':<40} {'M elem/s':>10} {'x ml_dtypes+clip':>17}")
@@ -102,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         "rows": rows_to_dicts(rows),
     }
     if args.brute:
-        from fp8lab.detect.brute_bench import bench_brute
+        from fp8lab.bench.brute import bench_brute
 
         try:
             b = bench_brute(args.brute_scale)
@@ -116,6 +122,18 @@ def run(args: argparse.Namespace) -> int:
         payload["brute"] = asdict(b)
         if not b.records_equal:
             return 1
+    if args.isolation:
+        from fp8lab.bench.isolation import bench_isolation
+
+        iso = bench_isolation(args.repeats)
+        print(
+            f"G1, kernel in-process {iso.in_process_seconds} s, isolated {iso.isolated_seconds} "
+            f"s: x{iso.isolated_over_in_process}; {iso.calls} calls, "
+            f"{iso.per_call_overhead_ms} ms each; child start {iso.start_seconds} s; "
+            f"the whole command {iso.command_in_process_seconds} s against "
+            f"{iso.command_isolated_seconds} s isolated: x{iso.command_isolated_over_in_process}"
+        )
+        payload["isolation"] = asdict(iso)
     write_json_output(args.json, payload)
     return 0
 
@@ -126,8 +144,8 @@ def _run_all(args: argparse.Namespace) -> int:
         raise CliError("--all includes --brute")
     from pathlib import Path
 
-    from fp8lab.bench_all import bench_all, summary_lines
-    from fp8lab.exhaustive import ALL_PATTERNS
+    from fp8lab.bench.suite import bench_all, summary_lines
+    from fp8lab.sweeps.range_run import ALL_PATTERNS
 
     stop = ALL_PATTERNS if args.stop is None else args.stop
     try:

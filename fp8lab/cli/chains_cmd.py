@@ -1,8 +1,8 @@
 """``fp8lab chains``: recipe tables, divergence counts, silu-mul enumerations.
 
 ``--diverge A,B`` counts differences on sampled populations
-(:mod:`fp8lab.chains.divergence`); ``--enumerate A,B`` counts every differing
-(gate, up) pair of two silu-mul recipes (:mod:`fp8lab.chains.enumeration`).
+(:mod:`fp8lab.sweeps.chain_divergence`); ``--enumerate A,B`` counts every differing
+(gate, up) pair of two silu-mul recipes (:mod:`fp8lab.sweeps.chain_enumeration`).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from fp8lab.chains.catalogue import RECIPES
 from fp8lab.cli.argtypes import positive_float_arg
 from fp8lab.cli.common import CliError, write_json_output
+from fp8lab.specs.chain_catalogue import RECIPES
 
 __all__ = ["add_parser", "run"]
 
@@ -77,7 +77,7 @@ def _pair(flag: str, value: str) -> tuple[str, str]:
 
 
 def _diverge(value: str, json_path: str | None) -> int:
-    from fp8lab.chains.divergence import divergence
+    from fp8lab.sweeps.chain_divergence import divergence
 
     a, b = _pair("--diverge", value)
     try:
@@ -93,7 +93,7 @@ def _diverge(value: str, json_path: str | None) -> int:
 
 
 def _enumerate(value: str, scale: float, json_path: str | None) -> int:
-    from fp8lab.chains.enumeration import check_silu_mul_pair, enumerate_silu_mul
+    from fp8lab.sweeps.chain_enumeration import check_silu_mul_pair, enumerate_silu_mul
 
     a, b = _pair("--enumerate", value)
     try:

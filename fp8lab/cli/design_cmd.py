@@ -7,8 +7,8 @@ from pathlib import Path
 
 from fp8lab.cli.argtypes import positive_int_arg
 from fp8lab.cli.common import CliError
-from fp8lab.exit_codes import EXIT_CODES
-from fp8lab.formats import FP8_FORMATS
+from fp8lab.runtime.exit_codes import EXIT_CODES
+from fp8lab.specs.formats import FP8_FORMATS
 
 __all__ = ["add_parser", "run"]
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from fp8lab.cli.argtypes import pattern_arg, workers_arg
 from fp8lab.cli.common import CliError, write_json_output
-from fp8lab.cli.engine import add_engine_args, open_engine
+from fp8lab.cli.executor_args import add_executor_args, open_executor
 from fp8lab.cli.names import (
     ALL_PATTERNS,
     BRUTE_ENGINES,
@@ -25,15 +25,15 @@ from fp8lab.cli.names import (
     KERNEL_ERROR,
     KERNEL_ERROR_EXIT,
 )
-from fp8lab.exit_codes import EXIT_CODES
-from fp8lab.formats import FP8_FORMATS
-from fp8lab.progress import Progress
+from fp8lab.runtime.exit_codes import EXIT_CODES
+from fp8lab.runtime.progress import Progress
+from fp8lab.specs.formats import FP8_FORMATS
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from fp8lab.cluster import Cluster
+    from fp8lab.runtime.cluster import Cluster
 
 __all__ = ["add_parser", "kernel_pair", "run", "scales_arg"]
 
@@ -99,7 +99,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="brute-force engine: fused (one compiled loop, built-in reciprocal,divide pair "
         "only), numpy (its twin, any pair); default auto: fused where it applies",
     )
-    add_engine_args(p)
+    add_executor_args(p)
     p.add_argument(
         "--json", "--out", dest="json", help="write one entry per scale here ('-' for stdout)"
     )
@@ -112,19 +112,21 @@ def _entry(
     args: argparse.Namespace, a: str, b: str, scale: float, cluster: Cluster | None
 ) -> dict[str, Any]:
     from fp8lab.detect import brute_force, crosscheck, enumerate_exposing
+    from fp8lab.sweeps.range_run import RangeRun
 
     common: dict[str, Any] = {"fmt": args.format, "start": args.start, "stop": args.stop}
     if args.method == "enumerate":
         return enumerate_exposing(scale, a, b, **common).to_dict()
-    engine: dict[str, Any] = {
-        "progress": None if args.quiet else Progress,
-        "workers": cluster.workers if cluster else args.workers,
-        "executor": cluster.executor if cluster else None,
-        "engine": args.engine,
-    }
+    run = RangeRun(
+        start=args.start,
+        stop=args.stop,
+        workers=cluster.workers if cluster else args.workers,
+        executor=cluster.executor if cluster else None,
+        progress=None if args.quiet else Progress,
+    )
     if args.method == "brute":
-        return brute_force(scale, a, b, **common, **engine).to_dict()
-    check = crosscheck(scale, a, b, **common, **engine)
+        return brute_force(scale, a, b, fmt=args.format, run=run, engine=args.engine).to_dict()
+    check = crosscheck(scale, a, b, fmt=args.format, run=run, engine=args.engine)
     enum = enumerate_exposing(scale, a, b, **common).to_dict()
     return {
         **enum,
@@ -162,9 +164,9 @@ def _report(args: argparse.Namespace, a: str, b: str, entry: dict[str, Any]) -> 
 
 def run(args: argparse.Namespace) -> int:
     """Detect at every scale, print a line each, return the exit status."""
-    from fp8lab.coverage import CoverageError
     from fp8lab.detect import benchmark_enumeration, enumeration_is_complete, fused_applies
-    from fp8lab.guard import KernelFaultError
+    from fp8lab.runtime.guard import KernelFaultError
+    from fp8lab.sweeps.coverage import CoverageError
 
     scales = scales_arg(args.scales)
     a, b = kernel_pair(args.kernels, args.format)
@@ -176,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     if on_cluster and args.method == "enumerate":
         raise CliError("--scheduler and --dask-local run brute force: add --method brute or check")
     entries = []
-    with open_engine(args) as cluster:
+    with open_executor(args) as cluster:
         for s in scales:
             try:
                 entry = _entry(args, a, b, float(s), cluster)

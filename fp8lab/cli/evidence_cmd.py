@@ -10,14 +10,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from fp8lab.bounded import BoundedInputError, load_yaml
 from fp8lab.cli.argtypes import check_writable_dir, positive_float_arg
 from fp8lab.cli.common import CliError
-from fp8lab.cli.engine import add_engine_args, open_engine
+from fp8lab.cli.executor_args import add_executor_args, open_executor
 from fp8lab.cli.names import DEFAULT_NOTEBOOK_TIMEOUT as DEFAULT_TIMEOUT
 from fp8lab.cli.names import NOTEBOOKS_DIR
-from fp8lab.cluster import SCHEDULER_ENV
-from fp8lab.exit_codes import EXIT_CODES
+from fp8lab.runtime.bounded import BoundedInputError, load_yaml
+from fp8lab.runtime.cluster import SCHEDULER_ENV
+from fp8lab.runtime.exit_codes import EXIT_CODES
 
 PARAMS_BYTES = 1 << 20  # a parameters file is a few lines
 
@@ -72,7 +72,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "last complete one is named), stale, missing, non-default or corrupt; "
         "one line each: NAME: STATUS FOLDER REASON, FOLDER under the results root",
     )
-    add_engine_args(p)
+    add_executor_args(p)
     p.set_defaults(run=run)
 
 
@@ -129,21 +129,21 @@ def _check(results: Path, notebooks: dict[str, Path], proofs: bool | list[str]) 
 
 
 @contextmanager
-def _notebook_engine(args: argparse.Namespace) -> Iterator[str]:
+def _notebook_executor(args: argparse.Namespace) -> Iterator[str]:
     """Open the cluster the flags ask for, once, and name it to the notebook kernels.
 
     The kernels inherit ``$FP8LAB_SCHEDULER``; their sweeps and proofs that
     would start a local pool run their chunks on that scheduler's workers
-    (:func:`fp8lab.cluster.ambient_cluster`). Yields the engine's name.
+    (:func:`fp8lab.runtime.cluster.ambient_cluster`). Yields the executor's name.
     """
-    with open_engine(args) as cluster:
+    with open_executor(args) as cluster:
         if cluster is None:
             yield "local processes"
             return
         before = os.environ.get(SCHEDULER_ENV)
         os.environ[SCHEDULER_ENV] = cluster.address
         try:
-            yield f"{cluster.engine} ({cluster.workers} workers)"
+            yield f"{cluster.name} ({cluster.workers} workers)"
         finally:
             if before is None:
                 os.environ.pop(SCHEDULER_ENV, None)
@@ -154,7 +154,7 @@ def _notebook_engine(args: argparse.Namespace) -> Iterator[str]:
 def run(args: argparse.Namespace) -> int:
     """Run every selected notebook in order, even after a failure; report each."""
     # papermill and nbconvert load here, not to build the parser.
-    from fp8lab.evidence.notebooks import discover, validate_parameters
+    from fp8lab.evidence.execute import discover, validate_parameters
     from fp8lab.evidence.staging import recover_orphans
     from fp8lab.evidence.staleness import PROOF_KINDS
 
@@ -184,8 +184,8 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(str(exc)) from None
     for filed in recover_orphans(results):
         print(f"orphaned run (its runner was killed) filed as failed: {filed}", file=sys.stderr)
-    with _notebook_engine(args) as engine:
-        print(f"sweeps and proofs run on {engine}", flush=True)
+    with _notebook_executor(args) as executor:
+        print(f"sweeps and proofs run on {executor}", flush=True)
         failed = _run_all(args, names, available, results, overrides)
     print(f"{len(names) - len(failed)} of {len(names)} complete", end="")
     print(f"; failed: {', '.join(failed)}" if failed else "")
@@ -201,8 +201,8 @@ def _run_all(
     overrides: dict[str, dict[str, Any]],
 ) -> list[str]:
     """Run each notebook in order, even after a failure; the names that failed."""
-    from fp8lab.evidence import notebooks as runner
-    from fp8lab.evidence.notebooks import NotebookRunError
+    from fp8lab.evidence import execute as runner
+    from fp8lab.evidence.execute import NotebookRunError
 
     failed = []
     for i, name in enumerate(names, 1):

@@ -8,11 +8,11 @@ from dataclasses import asdict
 
 from fp8lab.cli.argtypes import pattern_arg, workers_arg
 from fp8lab.cli.common import CliError, write_json_output
-from fp8lab.cli.engine import add_engine_args, open_engine
+from fp8lab.cli.executor_args import add_executor_args, open_executor
 from fp8lab.cli.names import ALL_PATTERNS, BUILTIN_ENCODERS, KERNEL_ERROR_EXIT
-from fp8lab.exit_codes import EXIT_CODES
-from fp8lab.formats import FORMATS
-from fp8lab.progress import Progress
+from fp8lab.runtime.exit_codes import EXIT_CODES
+from fp8lab.runtime.progress import Progress
+from fp8lab.specs.formats import FORMATS
 
 __all__ = ["add_parser", "run"]
 
@@ -54,7 +54,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument(
         "--workers", type=workers_arg, default=None, help="processes (default: one per core)"
     )
-    add_engine_args(p)
+    add_executor_args(p)
     p.add_argument("--json", "--out", dest="json", help="write the record here ('-' for stdout)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
@@ -62,27 +62,32 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     """Run the comparison, print a summary, return the exit status."""
-    from fp8lab.exhaustive import KERNEL_ERROR, EncoderError, run_exhaustive
+    from fp8lab.gates.records import ProofStatus
+    from fp8lab.sweeps.encoders import EncoderError
+    from fp8lab.sweeps.exhaustive import run_exhaustive
+    from fp8lab.sweeps.range_run import RangeRun
 
     try:
-        with open_engine(args) as cluster:
+        with open_executor(args) as cluster:
             record = run_exhaustive(
                 args.a,
                 args.b,
                 args.format,
                 saturate=args.policy == "sat",
                 nan=args.nan,
-                start=args.start,
-                stop=args.stop,
-                workers=cluster.workers if cluster else args.workers,
-                executor=cluster.executor if cluster else None,
-                engine=cluster.engine if cluster else "processes",
-                progress=None if args.quiet else Progress,
+                run=RangeRun(
+                    start=args.start,
+                    stop=args.stop,
+                    workers=cluster.workers if cluster else args.workers,
+                    executor=cluster.executor if cluster else None,
+                    executor_name=cluster.name if cluster else "processes",
+                    progress=None if args.quiet else Progress,
+                ),
             )
     except (EncoderError, ValueError) as exc:
         raise CliError(str(exc)) from None
-    if record.status == KERNEL_ERROR:
-        print(f"fp8lab exhaustive: {KERNEL_ERROR}: {record.fault}", file=sys.stderr)
+    if record.status == ProofStatus.KERNEL_ERROR:
+        print(f"fp8lab exhaustive: {ProofStatus.KERNEL_ERROR}: {record.fault}", file=sys.stderr)
         write_json_output(args.json, asdict(record))
         return KERNEL_ERROR_EXIT
     print(
@@ -91,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     )
     print(
         f"  examined {record.examined} patterns [{record.start:#x}, {record.stop:#x}) "
-        f"in {record.wall_seconds} s on {record.workers} workers ({record.engine})"
+        f"in {record.wall_seconds} s on {record.workers} workers ({record.executor})"
     )
     if record.coverage_error:
         print(f"  coverage: {record.coverage_error}")

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_scheme(args: argparse.Namespace) -> None:
     """GQ needs a valid --scheme and --rule; the other gates take neither."""
-    from fp8lab.cli.scheme_args import scheme_options
+    from fp8lab.cli.kernel_args import scheme_options
 
     if args.gate != "GQ":
         if args.scheme or args.rule:

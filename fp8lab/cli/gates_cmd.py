@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fp8lab.cli.common import (
-    CliError,
-    load_callable,
-    load_kernel,
-    load_matmul_kernel,
-    write_json_output,
+from fp8lab.cli.common import CliError, write_json_output
+from fp8lab.cli.kernel_args import (
+    add_isolation_arguments,
+    add_scheme_arguments,
+    gate_kernel_kind,
+    scheme_options,
 )
 from fp8lab.cli.names import BUNDLE_GATES, GATE_NAMES, GF_CHAINS, NAN_POLICIES
-from fp8lab.cli.scheme_args import add_scheme_arguments, load_scheme_kernel, scheme_options
 
 if TYPE_CHECKING:
     from fp8lab.gates import GateResult
@@ -25,9 +25,6 @@ if TYPE_CHECKING:
 __all__ = [
     "add_parser",
     "format_table",
-    "load_chain_kernel",
-    "load_foreign_kernel",
-    "load_matmul_kernel",
     "run",
 ]
 
@@ -60,10 +57,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "object (name, quantize) or FUNC(x, scale) -> uint8 codes; for G3 a MatmulKernel "
         "object (name, matmul, optional spec) or FUNC(a_codes, b_codes, s_in, s_w, "
         "out_dtype) -> [M,N] float32 or bfloat16, checked against vllm.cpp's model; for GF "
-        "a function with the --chain signature (README, Fused chains), optionally with a "
+        "a function with the --chain signature (docs/manual.md, Fused chains), optionally with a "
         "trace method for the prefix checks; for GQ FUNC(x) -> (codes, scales), for nvfp4 "
         "FUNC(x, global_scale), or PATH.so:SYMBOL with fp8lab_scheme_quant's signature "
-        "(fp8lab_nvfp4_quant's for nvfp4) (README, Gate GQ)",
+        "(fp8lab_nvfp4_quant's for nvfp4) (docs/manual.md, Gate GQ)",
     )
     p.add_argument(
         "--chain",
@@ -75,15 +72,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--recipe",
         metavar="NAME",
         help="GF: the recipe your kernel declares, e.g. vllm-cuda-fused-add-rmsnorm-static-fp8 "
-        "(the list: README, Fused chains)",
+        "(the list: docs/manual.md, Fused chains)",
     )
     add_scheme_arguments(p)
+    add_isolation_arguments(p)
     p.add_argument(
         "--nan-policy",
         metavar="NAME",
         help=f"G1/G2: the NaN policy your kernel follows, one of {', '.join(NAN_POLICIES)} "
-        "(default: what the kernel declares in its nan_policy attribute, else vllm-cpp; "
-        "with --outputs, vllm-cpp)",
+        "(default: what the kernel declares in its nan_policy attribute, else canonical; "
+        "with --outputs, canonical)",
     )
     p.add_argument(
         "--outputs",
@@ -92,8 +90,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "(one gate, G1, G3 or GQ; GQ with the bundle's --scheme and --rule); the record's "
         "kernel is bundle:DIR",
     )
+    p.add_argument(
+        "--shard-scales",
+        metavar="S,S,...",
+        help="G1: also run the shard case, handing the kernel these per-shard scales as one "
+        "float32 array it must collapse with max (e.g. 0.3,0.9,0.0625); by default every "
+        "call gets one float32 scale",
+    )
     p.add_argument("--large", action="store_true", help="G3: add the 1024x1024 cases (slow)")
     p.add_argument("--json", "--out", dest="json", help="write the results here ('-' for stdout)")
+    p.add_argument(
+        "--junit-xml",
+        metavar="PATH",
+        help="also write JUnit XML here: one testcase per gate case (class GATE.KERNEL)",
+    )
     p.set_defaults(run=run)
 
 
@@ -133,6 +143,8 @@ def format_table(results: list[GateResult]) -> str:
             lines.append(f"{r.gate} {r.kernel}: {r.status.value}: {r.reason}")
         if r.scheme:
             lines.append(f"{r.gate} {r.kernel}: scheme {r.scheme}, rule {r.rule}")
+        if r.fp_env_changed:
+            lines.append(f"{r.gate} {r.kernel}: fp_env_changed: {r.fp_env_changed}")
         if r.measured.get("recipe"):
             d = r.measured
             lines.append(
@@ -149,45 +161,6 @@ def format_table(results: list[GateResult]) -> str:
             )
             lines.append(f"  {o.case} {o.word_class} {where} got {o.got} want {o.want}")
     return "\n".join(lines)
-
-
-def load_chain_kernel(spec: str) -> Any:
-    """A fused-chain kernel: any callable ``MODULE:OBJ``.
-
-    Raises:
-        CliError: if the import fails or the object is not callable.
-    """
-    target = load_callable(spec)
-    if getattr(target, "name", None):
-        return target
-    return _SpecNamed(spec, target)
-
-
-class _SpecNamed:
-    """A chain kernel recorded under its ``MODULE:OBJ``, its ``trace`` passed through."""
-
-    def __init__(self, name: str, func: Any) -> None:
-        self.name, self._func = name, func
-        if callable(getattr(func, "trace", None)):
-            self.trace = func.trace
-
-    def __call__(self, *args: Any) -> Any:
-        return self._func(*args)
-
-
-def load_foreign_kernel(
-    gate: str, spec: str, nan_policy: str | None = None, scheme: str | None = None
-) -> Any:
-    """The user's kernel for ``gate``: matmul, chain, scheme (GQ, for ``scheme``) or quant."""
-    from fp8lab.gates import CHAIN_GATES, MATMUL_GATES, SCHEME_GATES
-
-    if gate in MATMUL_GATES:
-        return load_matmul_kernel(spec)
-    if gate in CHAIN_GATES:
-        return load_chain_kernel(spec)
-    if gate in SCHEME_GATES:
-        return load_scheme_kernel(spec, scheme)
-    return load_kernel(spec, nan_policy)
 
 
 def _run_bundle(names: list[str], args: argparse.Namespace) -> list[GateResult]:
@@ -222,7 +195,7 @@ def _run_bundle(names: list[str], args: argparse.Namespace) -> list[GateResult]:
 
 def _chain_options(args: argparse.Namespace) -> list[dict[str, str]]:
     """GF's (chain, recipe) pairs: the one named, or every built-in port that matches."""
-    from fp8lab.chains.catalogue import RECIPES
+    from fp8lab.specs.chain_catalogue import RECIPES
 
     if args.recipe is not None and args.recipe not in RECIPES:
         raise CliError(f"unknown --recipe {args.recipe!r}; choose from {', '.join(RECIPES)}")
@@ -238,9 +211,108 @@ def _chain_options(args: argparse.Namespace) -> list[dict[str, str]]:
     return pairs
 
 
+def _shard_scales(text: str) -> tuple[float, ...]:
+    """``--shard-scales``: two or more positive finite float32 scales.
+
+    Raises:
+        CliError: naming the value that is not one.
+    """
+    import math
+
+    values = []
+    for part in text.split(","):
+        try:
+            value = float(part)
+        except ValueError:
+            raise CliError(f"--shard-scales: {part.strip()!r} is not a number") from None
+        if not (math.isfinite(value) and value > 0):
+            raise CliError(f"--shard-scales: {part.strip()} is not a positive finite scale")
+        values.append(value)
+    if len(values) < 2:
+        raise CliError("--shard-scales: give two or more per-shard scales, e.g. 0.3,0.9,0.0625")
+    return tuple(values)
+
+
+def _write_junit(path: str, results: list[GateResult]) -> None:
+    """``--junit-xml``: written whole or not at all, never over an existing file.
+
+    Raises:
+        CliError: if the path exists or cannot be written.
+    """
+    from fp8lab.gates.junit import junit_xml
+    from fp8lab.runtime.atomic import write_atomic
+
+    try:
+        write_atomic(Path(path), junit_xml(results))
+    except FileExistsError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot write --junit-xml {path}: {exc.strerror or exc}") from None
+
+
+def _fault_result(gate: str, kernel: str, reason: str) -> GateResult:
+    """The FAIL of a gate whose kernel ended before it ran a case: it examined nothing."""
+    from fp8lab.gates import GateResult, GateStatus
+
+    return GateResult(gate, kernel, GateStatus.FAIL, reason, 0, 0, 0, 0, 0, 0)
+
+
+def _run_foreign(name: str, args: argparse.Namespace, options: list[dict[str, Any]]) -> list[Any]:
+    """``GATES[name]`` on the user's kernel, run in a process of its own, once per options.
+
+    The gates (populations, references, comparisons, verdicts) run here; the
+    kernel's process only calls the kernel (:mod:`fp8lab.kernels.sources.isolated`).
+    """
+    from fp8lab.gates import GATES, GateStatus
+    from fp8lab.kernels.sources.isolated import KernelHost, KernelLoadError
+
+    if not args.kernel_timeout > 0:
+        raise CliError(f"--kernel-timeout must be positive, got {args.kernel_timeout}")
+    results = []
+    for scheme in dict.fromkeys(o.get("scheme") for o in options):  # a library's layout
+        kind = gate_kernel_kind(name)
+        host = getattr(args, "hosts", {}).pop((kind, scheme), None) or KernelHost(
+            kind,
+            args.kernel,
+            nan_policy=args.nan_policy,
+            scheme=scheme,
+            timeout=args.kernel_timeout,
+        )
+        batch = []
+        with host:
+            try:
+                kernel = host.kernel()
+            except KernelLoadError as exc:
+                raise CliError(str(exc)) from None
+            for o in (o for o in options if o.get("scheme") == scheme):
+                if host.dead and host.calls == 0:
+                    batch.append(_fault_result(name, args.kernel, host.dead))
+                    continue
+                held = {"nan_policy": kernel.nan_policy} if name == "G1" else {}
+                result = GATES[name](kernel, **o, **held)
+                if host.dead:
+                    reason = f"{host.dead}; {result.reason}" if result.reason else host.dead
+                    result = dataclasses.replace(result, status=GateStatus.FAIL, reason=reason)
+                batch.append(result)
+            changed = "; ".join(host.env_changes)
+        results += [_env_finding(r, changed, args.strict_env) for r in batch]
+    return results
+
+
+def _env_finding(result: Any, changed: str, strict: bool) -> Any:
+    """``result`` with the environment change named; with ``--strict-env``, a FAIL."""
+    from fp8lab.gates import GateStatus
+
+    if not changed:
+        return result
+    result = dataclasses.replace(result, fp_env_changed=changed)
+    if not strict:
+        return result
+    reason = "; ".join(r for r in (result.reason, f"--strict-env: {changed}") if r)
+    return dataclasses.replace(result, status=GateStatus.FAIL, reason=reason)
+
+
 def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
-    from fp8lab.chains.ports import PORTS
-    from fp8lab.cli.gate_child import run_foreign_gate
     from fp8lab.gates import (
         CHAIN_GATES,
         CUDA_GATE_CPU_KERNEL,
@@ -249,28 +321,31 @@ def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
         MATMUL_GATES,
         SCHEME_GATES,
     )
-    from fp8lab.gemm import BUILTIN_MATMUL_KERNELS
     from fp8lab.kernels import BUILTIN_KERNELS
-    from fp8lab.schemes.port import SCHEME_PORTS
+    from fp8lab.kernels.chain import PORTS
+    from fp8lab.kernels.matmul import BUILTIN_MATMUL_KERNELS
+    from fp8lab.kernels.scheme import SCHEME_PORTS
 
     if name in SCHEME_GATES:
         pairs = scheme_options(args)
         if args.kernel:  # the record names the kernel as the user did, and (even when the
             # kernel's process died before a record) the scheme and rule it was held to
+            named = [{**o, "kernel_name": args.kernel} for o in pairs]
             return [
                 dataclasses.replace(r, scheme=o["scheme"], rule=o["rule"])
-                for o in pairs
-                for r in run_foreign_gate(name, args.kernel, {**o, "kernel_name": args.kernel})
+                for o, r in zip(pairs, _run_foreign(name, args, named), strict=True)
             ]
         return [GATES[name](SCHEME_PORTS[o["rule"]], **o) for o in pairs]
     if name in CHAIN_GATES:
         pairs = _chain_options(args)
         if args.kernel:
-            return [r for o in pairs for r in run_foreign_gate(name, args.kernel, o)]
+            return _run_foreign(name, args, pairs)
         return [GATES[name](PORTS[o["recipe"]], **o) for o in pairs]
-    options = {"large": args.large} if name in MATMUL_GATES else {}
+    options: dict[str, Any] = {"large": args.large} if name in MATMUL_GATES else {}
+    if name == "G1" and args.shard_scales:
+        options["shard_scales"] = _shard_scales(args.shard_scales)
     if args.kernel:  # foreign code runs in a child: its exit cannot become ours
-        return run_foreign_gate(name, args.kernel, options, args.nan_policy)
+        return _run_foreign(name, args, [options])
     kernels: list[Any] = list(
         (BUILTIN_MATMUL_KERNELS if name in MATMUL_GATES else BUILTIN_KERNELS).values()
     )
@@ -279,8 +354,35 @@ def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
     return [GATES[name](k, **options) for k in kernels]
 
 
+def _prestart(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict[Any, Any]:
+    """Start the kernel's process before the gates load, so the two imports overlap."""
+    from fp8lab.cli.names import GATE_NAMES
+
+    first = args.gate.split(",")[0].strip()
+    if not args.kernel or args.outputs or first not in GATE_NAMES or args.kernel_timeout <= 0:
+        return {}
+    from fp8lab.kernels.sources.isolated import KernelHost
+
+    kind = gate_kernel_kind(first)
+    host = KernelHost(
+        kind,
+        args.kernel,
+        nan_policy=args.nan_policy,
+        scheme=args.scheme,
+        timeout=args.kernel_timeout,
+    )
+    stack.enter_context(host)
+    return {(kind, args.scheme): host}
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the selected gates; return the documented exit status."""
+    with contextlib.ExitStack() as stack:
+        args.hosts = _prestart(args, stack)
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from fp8lab.gates import CHAIN_GATES, GATES, MATMUL_GATES, SCHEME_GATES, exit_code
 
     names = [g.strip() for g in args.gate.split(",") if g.strip()]
@@ -305,6 +407,8 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--nan-policy applies to G1 and G2 only")
     if (args.chain or args.recipe) and not any(g in CHAIN_GATES for g in names):
         raise CliError("--chain and --recipe apply to GF only")
+    if args.shard_scales and "G1" not in names:
+        raise CliError("--shard-scales applies to G1 only")
     if (args.scheme or args.rule) and not any(g in SCHEME_GATES for g in names):
         raise CliError("--scheme and --rule apply to GQ only")
     if any(g in SCHEME_GATES for g in names):
@@ -315,4 +419,6 @@ def run(args: argparse.Namespace) -> int:
         results = [r for g in names for r in _run_gate(g, args)]
     print(format_table(results))
     write_json_output(args.json, [r.to_dict() for r in results])
+    if args.junit_xml:
+        _write_junit(args.junit_xml, results)
     return exit_code(results)

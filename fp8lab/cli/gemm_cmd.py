@@ -51,7 +51,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     """Print one row per timed path."""
-    from fp8lab.gemm.bench import run_gemm_bench, run_gemm_bench_pinned
+    from fp8lab.bench.gemm import run_gemm_bench, run_gemm_bench_pinned
 
     bench = run_gemm_bench if args.threads else run_gemm_bench_pinned
     rows = bench(

@@ -92,8 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else USAGE
     from fp8lab.cli.argtypes import check_json_target
     from fp8lab.cli.common import CliError, json_on_stdout
-    from fp8lab.cluster import SCHEDULER_ENV
-    from fp8lab.proctree import SignalInterrupt, install_signal_handlers
+    from fp8lab.runtime.cluster import SCHEDULER_ENV
+    from fp8lab.runtime.proctree import SignalInterrupt, install_signal_handlers
 
     # Only --scheduler and --dask-local put a command on a cluster. A $FP8LAB_SCHEDULER left
     # in the environment (it is how `fp8lab evidence` names its cluster to notebook kernels)

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from fp8lab.cli.argtypes import nonnegative_int_arg
 from fp8lab.cli.common import CliError, write_json_output
-from fp8lab.cli.engine import add_engine_args, open_engine
-from fp8lab.exit_codes import EXIT_CODES
+from fp8lab.cli.executor_args import add_executor_args, open_executor
+from fp8lab.runtime.exit_codes import EXIT_CODES
 
 if TYPE_CHECKING:
     from fp8lab.mutants.harness import MutantResult
@@ -36,20 +36,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument(
         "--threshold", type=nonnegative_int_arg, default=3, help="thin-margin threshold (default 3)"
     )
-    add_engine_args(p)
+    add_executor_args(p)
     p.add_argument("--json", "--out", dest="json", help="write the record here ('-' for stdout)")
     p.set_defaults(run=run)
 
 
 def _rows(results: tuple[MutantResult, ...], width: int = 44) -> list[str]:
-    from fp8lab.mutants.harness import Verdict
+    from fp8lab.gates.records import MutantVerdict
 
     lines = [f"{'id':<10} {'verdict':<11} {'failed/run':>11} {'moved':>7}  killed_by  note"]
     for r in results:
         note = ("thin margin" if r.thin else "") + (
             " case count changed" if r.case_count_changed else ""
         )
-        if r.verdict is Verdict.INCOMPETENT:
+        if r.verdict is MutantVerdict.INCOMPETENT:
             note = r.build_error[:width]
         lines.append(
             f"{r.id[-10:]:<10} {r.verdict.value:<11} "
@@ -61,13 +61,13 @@ def _rows(results: tuple[MutantResult, ...], width: int = 44) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run and print; the exit status says whether the gates are strong enough."""
-    from fp8lab.mutants.harness import Verdict
+    from fp8lab.gates.records import MutantVerdict
     from fp8lab.mutants.report import mutation_report
 
     gates = tuple(g.strip() for g in args.gates.split(",") if g.strip())
     catalogue = args.catalogue or not args.source
     try:
-        with open_engine(args) as cluster:
+        with open_executor(args) as cluster:
             report = mutation_report(
                 gates,
                 catalogue=catalogue,
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(_rows(report.catalogue)))
         print(f"minimum kill margin: {report.min_margin}")
     if report.source:
-        survivors = [r for r in report.source if r.verdict is Verdict.SURVIVED]
+        survivors = [r for r in report.source if r.verdict is MutantVerdict.SURVIVED]
         print(
             f"source mutants: {len(report.source)}, survived {len(survivors)}, "
             f"justified equivalent {len(report.equivalent_checked)} (re-checked on "
@@ -98,5 +98,5 @@ def run(args: argparse.Namespace) -> int:
             survivor = next(r for r in report.source if r.id == key)
             print(f"UNJUSTIFIED SURVIVOR {key}: {survivor.description}\n{survivor.diff}")
     write_json_output(args.json, report.to_dict())
-    weak = [r for r in report.catalogue if r.verdict is not Verdict.KILLED or r.thin]
+    weak = [r for r in report.catalogue if r.verdict is not MutantVerdict.KILLED or r.thin]
     return EXIT_CODES["fail"] if weak or report.unjustified_survivors else EXIT_CODES["pass"]

@@ -7,7 +7,7 @@ They live in heavy modules (numpy, numba, the gates); keeping a copy here lets
 
 from __future__ import annotations
 
-from fp8lab.locations import notebooks_dir
+from fp8lab.runtime.locations import notebooks_dir
 
 __all__ = [
     "ALL_PATTERNS",
@@ -16,6 +16,7 @@ __all__ = [
     "BUILTIN_PAIR_KERNELS",
     "BUNDLE_GATES",
     "DEFAULT_NOTEBOOK_TIMEOUT",
+    "GATE_KERNEL_KINDS",
     "GATE_NAMES",
     "GF_CHAINS",
     "GQ_SCHEMES",
@@ -28,19 +29,28 @@ __all__ = [
     "PROOF_PLANS",
 ]
 
-ALL_PATTERNS = 1 << 32  # fp8lab.exhaustive.ALL_PATTERNS
+ALL_PATTERNS = 1 << 32  # fp8lab.sweeps.exhaustive.ALL_PATTERNS
 BUILTIN_ENCODERS = ("fast", "fast-numpy", "array", "scan", "f32tofp8", "ml_dtypes")
-KERNEL_ERROR_EXIT = 4  # fp8lab.exhaustive.KERNEL_ERROR_EXIT
-PROOF_PLANS = ("default", "mx")  # fp8lab.proofs.PLANS
-K_MULTIPLE = 16  # fp8lab.gemm.protocol.K_MULTIPLE
+KERNEL_ERROR_EXIT = 4  # fp8lab.sweeps.exhaustive.KERNEL_ERROR_EXIT
+PROOF_PLANS = ("default", "mx")  # fp8lab.evidence.proofs.PLANS
+K_MULTIPLE = 16  # fp8lab.kernels.matmul_protocol.K_MULTIPLE
 BUNDLE_GATES = ("G1", "G3", "GQ")  # fp8lab.bundle.BUNDLE_GATES
-ORDER_METHODS = ("recursive", "basic")  # fp8lab.gemm.order.METHODS
-DEFAULT_NOTEBOOK_TIMEOUT = 1800.0  # fp8lab.evidence.notebooks.DEFAULT_TIMEOUT
-NOTEBOOKS_DIR = notebooks_dir()  # fp8lab.evidence.notebooks
+ORDER_METHODS = ("recursive", "basic")  # fp8lab.order.METHODS
+DEFAULT_NOTEBOOK_TIMEOUT = 1800.0  # fp8lab.evidence.execute.DEFAULT_TIMEOUT
+NOTEBOOKS_DIR = notebooks_dir()  # fp8lab.evidence.execute
 BRUTE_ENGINES = ("auto", "fused", "numpy")  # fp8lab.detect.BRUTE_ENGINES
 BUILTIN_PAIR_KERNELS = ("reciprocal", "divide")  # fp8lab.detect.BUILTIN_PAIR_KERNELS
-KERNEL_ERROR = "kernel-error"  # fp8lab.exhaustive.KERNEL_ERROR
+KERNEL_ERROR = "kernel-error"  # fp8lab.gates.records.ProofStatus.KERNEL_ERROR
 GATE_NAMES = ("G1", "G2", "G2h", "G3", "GF", "GQ")  # fp8lab.gates.GATES
+# the kind of kernel each gate takes (fp8lab.gates: MATMUL_GATES, CHAIN_GATES, SCHEME_GATES)
+GATE_KERNEL_KINDS = {
+    "G1": "quant",
+    "G2": "quant",
+    "G2h": "quant",
+    "G3": "matmul",
+    "GF": "callable",
+    "GQ": "scheme",
+}
 GF_CHAINS = ("rmsnorm", "rmsnorm-gated", "silu-mul")  # fp8lab.gates.GF_CHAINS
 GQ_SCHEMES = ("per-tensor", "per-token", "per-group", "mxfp8", "nvfp4")  # fp8lab.gates.GQ_RULES
-NAN_POLICIES = ("vllm-cpp", "keep-sign", "clamp-pos", "clamp-neg")  # fp8lab.kernels
+NAN_POLICIES = ("canonical", "keep-sign", "clamp-pos", "clamp-neg")  # fp8lab.kernels

@@ -7,14 +7,14 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from fp8lab.cli.argtypes import check_memory
-from fp8lab.cli.common import CliError, load_matmul_kernel, write_json_output
+from fp8lab.cli.common import CliError, write_json_output
+from fp8lab.cli.kernel_args import add_isolation_arguments
 from fp8lab.cli.names import K_MULTIPLE, ORDER_METHODS
-from fp8lab.exit_codes import EXIT_CODES
-from fp8lab.importing import ImportSpecError, import_object
+from fp8lab.runtime.exit_codes import EXIT_CODES
 
 if TYPE_CHECKING:
-    from fp8lab.gemm.order import F32MatmulProbe, Fp8MatmulProbe, SumProbe
-    from fp8lab.gemm.order.per_position import PositionsRecord
+    from fp8lab.order import F32MatmulProbe, Fp8MatmulProbe, SumProbe
+    from fp8lab.order.per_position import PositionsRecord
 
 __all__ = ["add_parser", "run"]
 
@@ -80,14 +80,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--seed", type=int, default=0, help="seed of the fp8 operands of the model check"
     )
     p.add_argument("--max-lines", type=int, default=40, help="lines of the drawn tree")
+    add_isolation_arguments(p)
     p.add_argument("--json", "--out", dest="json", help="write the record here ('-' for stdout)")
     p.set_defaults(run=run)
 
 
-def _probe(args: argparse.Namespace) -> F32MatmulProbe | Fp8MatmulProbe | SumProbe:
-    from fp8lab.gemm.order import F32MatmulProbe, Fp8MatmulProbe, SumProbe
-    from fp8lab.kernels.shared import is_shared_spec
-
+def _check_sizes(args: argparse.Namespace) -> None:
+    """Refuse bad sizes before any process starts or any array is allocated."""
     k, m, n = args.k, args.m, args.n
     if k < 2:
         raise CliError(f"--k must be at least 2, got {k}")
@@ -99,24 +98,25 @@ def _probe(args: argparse.Namespace) -> F32MatmulProbe | Fp8MatmulProbe | SumPro
         raise CliError(reason)
     if args.positions is not None and args.batch:
         raise CliError("--positions infers each output; --batch assumes they sum alike: pick one")
+    if args.kind == "fp8" and (k % K_MULTIPLE or n % K_MULTIPLE):
+        raise CliError(f"--k {k} and --n {n} must be multiples of {K_MULTIPLE} (MatmulFp8)")
+    if not args.kernel_timeout > 0:
+        raise CliError(f"--kernel-timeout must be positive, got {args.kernel_timeout}")
+
+
+def _probe(args: argparse.Namespace, kernel: Any) -> F32MatmulProbe | Fp8MatmulProbe | SumProbe:
+    from fp8lab.order import F32MatmulProbe, Fp8MatmulProbe, SumProbe
+
+    k, m, n, at = args.k, args.m, args.n, (args.row, args.col)
     if args.kind == "fp8":
-        if k % K_MULTIPLE or n % K_MULTIPLE:
-            raise CliError(f"--k {k} and --n {n} must be multiples of {K_MULTIPLE} (MatmulFp8)")
-        kernel = load_matmul_kernel(args.kernel)
-        return Fp8MatmulProbe(kernel, k, m, n, (args.row, args.col), args.batch)
-    if is_shared_spec(args.kernel):
-        raise CliError(f"--kernel {args.kernel}: a shared library is read --as fp8 (fp8lab_matmul)")
-    try:
-        func: Any = import_object(args.kernel)
-    except ImportSpecError as exc:
-        raise CliError(f"--kernel: {exc}") from None
+        return Fp8MatmulProbe(kernel, k, m, n, at, args.batch)
     if args.kind == "sum":
-        return SumProbe(func, k)
-    return F32MatmulProbe(func, k, m, n, (args.row, args.col), args.batch)
+        return SumProbe(kernel, k)
+    return F32MatmulProbe(kernel, k, m, n, at, args.batch)
 
 
 def _positions(args: argparse.Namespace) -> list[tuple[int, int]]:
-    from fp8lab.gemm.order.positions import parse_positions
+    from fp8lab.order.positions import parse_positions
 
     if args.positions is None:
         return [(args.row, args.col)]
@@ -129,11 +129,11 @@ def _positions(args: argparse.Namespace) -> list[tuple[int, int]]:
 
 def _batched(args: argparse.Namespace, probe: F32MatmulProbe | Fp8MatmulProbe) -> PositionsRecord:
     """One row-batched inference, taken to hold at every output, then checked at every output."""
-    from fp8lab.gemm.order import infer_order
-    from fp8lab.gemm.order.grid import GridProbe
-    from fp8lab.gemm.order.host import host_facts
-    from fp8lab.gemm.order.per_position import check_classes
-    from fp8lab.gemm.order.positions import PositionClass
+    from fp8lab.order import infer_order
+    from fp8lab.order.grid import GridProbe
+    from fp8lab.order.host import host_facts
+    from fp8lab.order.per_position import check_classes
+    from fp8lab.order.positions import PositionClass
 
     rec = infer_order(probe, args.kernel, args.method)
     every = tuple((r, c) for r in range(args.m) for c in range(args.n))
@@ -196,24 +196,46 @@ def _print(record: PositionsRecord, max_lines: int) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the classes, their families and trees, and the verdict; the record goes to --json."""
-    from fp8lab.gemm.order import ProbeError, SumProbe
-    from fp8lab.gemm.order.per_position import infer_positions
-    from fp8lab.guard import KernelFaultError
+    from fp8lab.kernels.sources.isolated import KernelHost, KernelLoadError
+    from fp8lab.kernels.sources.shared_abi import is_shared_source
+    from fp8lab.order import ProbeError, SumProbe
+    from fp8lab.order.per_position import infer_positions
+    from fp8lab.runtime.guard import KernelFaultError
 
-    probe = _probe(args)
+    if args.kind != "fp8" and is_shared_source(args.kernel):
+        raise CliError(f"--kernel {args.kernel}: a shared library is read --as fp8 (fp8lab_matmul)")
+    _check_sizes(args)
     positions = _positions(args)
-    try:
-        if args.batch and not isinstance(probe, SumProbe):
-            record = _batched(args, probe)
-        else:
-            record = infer_positions(
-                probe, args.kernel, positions, method=args.method, seed=args.seed
-            )
-    except (ProbeError, KernelFaultError) as exc:
-        print(f"fp8lab order: {args.kernel}: {exc}", file=sys.stderr)
+    kind = "matmul" if args.kind == "fp8" else "callable"
+    with KernelHost(kind, args.kernel, timeout=args.kernel_timeout) as host:
+        try:
+            host.declared  # noqa: B018 - a module that cannot be imported is a usage error
+        except KernelLoadError as exc:
+            raise CliError(str(exc)) from None
+        try:
+            if host.dead:
+                raise KernelFaultError(host.dead)
+            probe = _probe(args, host.kernel())
+            if args.batch and not isinstance(probe, SumProbe):
+                record = _batched(args, probe)
+            else:
+                record = infer_positions(
+                    probe, args.kernel, positions, method=args.method, seed=args.seed
+                )
+        except (ProbeError, KernelFaultError) as exc:
+            print(f"fp8lab order: {args.kernel}: {exc}", file=sys.stderr)
+            return EXIT_CODES["fail"]
+        changed = "; ".join(host.env_changes)
+    if host.dead:  # the kernel's process ended after the last probe it answered
+        print(f"fp8lab order: {args.kernel}: {host.dead}", file=sys.stderr)
         return EXIT_CODES["fail"]
     _print(record, args.max_lines)
-    write_json_output(args.json, record.to_json())
+    if changed:
+        print(f"fp_env_changed: {changed}")
+    write_json_output(args.json, {**record.to_json(), "fp_env_changed": changed})
+    if changed and args.strict_env:
+        print(f"fp8lab order: {args.kernel}: --strict-env: {changed}", file=sys.stderr)
+        return EXIT_CODES["fail"]
     if record.verdict == "not-fixed":
         print(f"fp8lab order: {args.kernel}: no fixed order: {record.evidence[0]}", file=sys.stderr)
         return EXIT_CODES["fail"]

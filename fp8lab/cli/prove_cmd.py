@@ -7,9 +7,9 @@ from pathlib import Path
 
 from fp8lab.cli.argtypes import check_writable_dir, stop_arg
 from fp8lab.cli.common import CliError
-from fp8lab.cli.engine import add_engine_args, open_engine
+from fp8lab.cli.executor_args import add_executor_args, open_executor
 from fp8lab.cli.names import ALL_PATTERNS, PROOF_PLANS
-from fp8lab.exit_codes import EXIT_CODES
+from fp8lab.runtime.exit_codes import EXIT_CODES
 
 __all__ = ["add_parser", "run"]
 
@@ -31,7 +31,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         default=ALL_PATTERNS,
         help="examine patterns [0, STOP) only, for a quick run",
     )
-    add_engine_args(p)
+    add_executor_args(p)
     p.add_argument(
         "--plan",
         default="default",
@@ -45,14 +45,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def run(args: argparse.Namespace) -> int:
     """Run the plan and print where the evidence went."""
     from fp8lab.evidence.index import write_index
-    from fp8lab.proofs import ProofsRunError, run_proofs
+    from fp8lab.evidence.proofs import ProofsRunError, run_proofs
 
     reason = check_writable_dir(args.results, "--results")
     if reason:
         raise CliError(reason)
     results = Path(args.results)
     try:
-        with open_engine(args) as cluster:
+        with open_executor(args) as cluster:
             done = run_proofs(
                 results, stop=args.stop, quiet=args.quiet, cluster=cluster, plan=args.plan
             )

@@ -8,9 +8,9 @@ from typing import Any
 
 from fp8lab.cli.argtypes import positive_float_arg, positive_int_arg, workers_arg
 from fp8lab.cli.common import CliError, write_json_output
-from fp8lab.cli.engine import add_engine_args, open_engine
-from fp8lab.exit_codes import EXIT_CODES
-from fp8lab.formats import FP8_FORMATS
+from fp8lab.cli.executor_args import add_executor_args, open_executor
+from fp8lab.runtime.exit_codes import EXIT_CODES
+from fp8lab.specs.formats import FP8_FORMATS
 
 __all__ = ["add_parser", "run"]
 
@@ -37,7 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument(
         "--workers", type=workers_arg, default=None, help="processes (default: one per core)"
     )
-    add_engine_args(p)
+    add_executor_args(p)
     p.add_argument(
         "--json",
         "--out",
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
             if args.scales is not None
             else log_scales(args.n, args.lo, args.hi)
         )
-        with open_engine(args) as cluster:
+        with open_executor(args) as cluster:
             executor = cluster.executor if cluster else None
             record = sweep(scales, executor, fmt=args.format, workers=args.workers)
     except (ValueError, TypeError) as exc:

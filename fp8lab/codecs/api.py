@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.codecs.inputs import as_code_array, as_encodable_array
-from fp8lab.codecs.policy import NanPolicy, SpecialCodes, nan_policy, special_codes
+from fp8lab.codecs.policy import SpecialCodes, codec_nan_policy, special_codes
 from fp8lab.codecs.rne_array import encode_float64
 from fp8lab.codecs.rne_scalar import encode_scalars
 from fp8lab.codecs.table import (
@@ -18,7 +18,10 @@ from fp8lab.codecs.table import (
     encode_float32_bits,
     float32_table,
 )
-from fp8lab.formats import FormatSpec, get_format, ml_dtypes_type
+from fp8lab.specs.format import FormatSpec
+from fp8lab.specs.format_dtypes import ml_dtypes_type
+from fp8lab.specs.formats import get_format
+from fp8lab.specs.nan import NanPolicy
 
 __all__ = ["METHODS", "as_ml_dtypes", "decode", "decode_table", "encode"]
 
@@ -60,7 +63,7 @@ def encode(
             for a format with neither inf nor NaN (:mod:`fp8lab.codecs.policy`).
     """
     spec = get_format(fmt)
-    policy = nan_policy(nan)
+    policy = codec_nan_policy(nan)
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
     if engine not in ENGINES:

@@ -8,7 +8,8 @@ import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.formats import FormatSpec, ml_dtypes_type
+from fp8lab.specs.format import FormatSpec
+from fp8lab.specs.format_dtypes import ml_dtypes_type
 
 __all__ = ["ENCODABLE_DTYPES", "as_code_array", "as_encodable_array"]
 

@@ -3,9 +3,11 @@
 ``saturate=True`` is OFP8 SATFINITE: overflow and ±inf become ±max.
 ``saturate=False`` is the non-saturating mode: overflow and ±inf become inf
 where the format has it, else NaN. The NaN policy chooses the sign of every
-NaN code emitted (NaN input, and overflow to NaN): ``canonical`` emits the
+NaN code emitted (NaN input, and overflow to NaN), by its name in the one
+catalogue :data:`fp8lab.specs.nan.NAN_POLICIES`: ``canonical`` emits the
 positive quiet NaN (CUDA host path), ``keep-sign`` keeps the input's sign where
-the format has a negative NaN code (ml_dtypes).
+the format has a negative NaN code (ml_dtypes). The catalogue's clamp policies
+(NaN to ±max) are kernels' behaviour, not an encoder's: the codecs refuse them.
 
 Formats outside OFP8 (OCP MX v1.0 §5) bring three more cases, all read off
 the format's fields: a format with neither inf nor NaN (e2m1fn, e2m3fn,
@@ -18,34 +20,27 @@ negative nonzero value (and -inf) as its NaN. The last two are what ml_dtypes
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
-from fp8lab.formats import FormatSpec
+from fp8lab.specs.format import FormatSpec
+from fp8lab.specs.nan import NAN_POLICIES, NanPolicy, nan_policy
 
-__all__ = ["NanPolicy", "SpecialCodes", "nan_policy", "special_codes"]
-
-
-class NanPolicy(enum.Enum):
-    """Sign of the NaN codes an encoder emits."""
-
-    CANONICAL = "canonical"
-    KEEP_SIGN = "keep-sign"
+__all__ = ["SpecialCodes", "codec_nan_policy", "special_codes"]
 
 
-def nan_policy(nan: str | NanPolicy) -> NanPolicy:
-    """Parse a NaN policy.
+def codec_nan_policy(nan: str | NanPolicy) -> NanPolicy:
+    """The catalogue's policy ``nan``, one the codecs emit (a NaN code).
 
     Raises:
-        ValueError: for anything but ``"canonical"`` or ``"keep-sign"``.
+        ValueError: for an unknown name, or a clamp policy (NaN to ±max).
     """
-    if isinstance(nan, NanPolicy):
-        return nan
-    try:
-        return NanPolicy(nan)
-    except ValueError:
-        known = ", ".join(repr(p.value) for p in NanPolicy)
-        raise ValueError(f"unknown NaN policy {nan!r}; use one of {known}") from None
+    policy = nan_policy(nan)
+    if policy.to_max:
+        codec = ", ".join(n for n, p in NAN_POLICIES.items() if not p.to_max)
+        raise ValueError(
+            f"NaN policy {policy.name!r} is a kernel's clamp; an encoder emits a NaN code: {codec}"
+        )
+    return policy
 
 
 @dataclass(frozen=True)
@@ -72,7 +67,7 @@ def special_codes(fmt: FormatSpec, *, saturate: bool, nan: str | NanPolicy) -> S
     """
     if not isinstance(saturate, bool):
         raise TypeError(f"saturate must be True or False, got {saturate!r}")
-    policy = nan_policy(nan)
+    policy = codec_nan_policy(nan)
     nan_pos = fmt.canonical_nan_code
     if nan_pos is None:
         if not saturate:
@@ -82,9 +77,7 @@ def special_codes(fmt: FormatSpec, *, saturate: bool, nan: str | NanPolicy) -> S
         zero = (0, fmt.sign_bit if fmt.has_negative_zero else 0)
         overflow = (fmt.max_code, fmt.max_code | fmt.sign_bit)
         return SpecialCodes(nan=zero, inf=overflow, overflow=overflow, zero=zero)
-    nan_neg_candidate = nan_pos | fmt.sign_bit
-    keep = policy is NanPolicy.KEEP_SIGN and fmt.is_nan_code(nan_neg_candidate)
-    nan_codes = (nan_pos, nan_neg_candidate if keep else nan_pos)
+    nan_codes = policy.codes(fmt)
     if saturate:
         overflow = (fmt.max_code, fmt.max_code | fmt.sign_bit)
     elif fmt.inf_code is not None:

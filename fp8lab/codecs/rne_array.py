@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.codecs.policy import SpecialCodes
-from fp8lab.formats import FormatSpec
+from fp8lab.specs.format import FormatSpec
 
 __all__ = ["encode_float64"]
 

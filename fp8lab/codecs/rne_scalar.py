@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from fp8lab.codecs.policy import SpecialCodes
-from fp8lab.formats import FormatSpec
+from fp8lab.specs.format import FormatSpec
 
 __all__ = ["encode_scalar", "encode_scalars"]
 

@@ -22,9 +22,10 @@ from types import ModuleType
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.codecs.policy import NanPolicy, special_codes
+from fp8lab.codecs.policy import special_codes
 from fp8lab.codecs.rne_array import encode_float64
-from fp8lab.formats import FormatSpec
+from fp8lab.specs.format import FormatSpec
+from fp8lab.specs.nan import NanPolicy
 
 __all__ = ["ENGINES", "encode_bfloat16_bits", "encode_float32_bits", "float32_table"]
 

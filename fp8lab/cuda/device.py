@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from fp8lab.cuda.host_build import source_text
 from fp8lab.cuda.marshal import QuantArgs, quant_args
-from fp8lab.gemm.protocol import MatmulSpec, validate_matmul_args
+from fp8lab.kernels.matmul_protocol import MatmulSpec, validate_matmul_args
 
 __all__ = [
     "BLOCK",

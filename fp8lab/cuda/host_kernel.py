@@ -22,8 +22,8 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.cuda.host_build import build_cuda_host
-from fp8lab.gemm.protocol import MatmulSpec
-from fp8lab.kernels.shared import SharedMatmulKernel, SharedQuantKernel, load_shared
+from fp8lab.kernels.matmul_protocol import MatmulSpec
+from fp8lab.kernels.sources.shared import SharedMatmulKernel, SharedQuantKernel, load_shared
 
 __all__ = [
     "CUDA_HOST",

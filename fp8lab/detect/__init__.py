@@ -17,8 +17,8 @@ from fp8lab.detect.enumeration import (
 )
 from fp8lab.detect.fused import exposing_fused, fused_applies
 from fp8lab.detect.golden import GoldenVectors, check_golden, load_golden, write_golden
-from fp8lab.detect.kernels import BUILTIN_PAIR_KERNELS, KernelError, quantize_codes, resolve_kernel
 from fp8lab.detect.midpoints import MidpointTable, midpoint_table
+from fp8lab.detect.pair import BUILTIN_PAIR_KERNELS, KernelError, quantize_codes, resolve_kernel
 from fp8lab.detect.random_draws import RandomDrawCheck, draw_probability, random_draw_check
 from fp8lab.detect.records import ExposedInput, ExposureRecord
 from fp8lab.detect.scales import as_scales, distinct_scales, log_scales, parse_scales

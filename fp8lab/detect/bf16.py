@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from fp8lab.detect.brute import Kernel
 from fp8lab.detect.enumeration import candidate_inputs
-from fp8lab.detect.kernels import quantize_codes, resolve_kernel
+from fp8lab.detect.pair import quantize_codes, resolve_kernel
 from fp8lab.kernels import validate_scale
 
 __all__ = ["BF16_LOW_MASK", "all_bf16_exposing", "bf16_exposing"]

@@ -1,10 +1,10 @@
 """Brute force: every float32 input through both kernels at one scale.
 
 Chunks of bit patterns run in separate processes, which resolve the kernels by
-name (:func:`fp8lab.detect.kernels.resolve_kernel`), so ``MODULE:FUNC`` kernels
+name (:func:`fp8lab.detect.pair.resolve_kernel`), so ``MODULE:FUNC`` kernels
 work when the module is importable there. A QuantKernel object is pickled.
 Chunks are pure functions of (kernels, format, scale, range), so any executor
-may run them, a dask cluster's included (:mod:`fp8lab.cluster`); each result
+may run them, a dask cluster's included (:mod:`fp8lab.runtime.cluster`); each result
 names its range, and the record's ``covered`` is proven from them.
 
 Two engines compute a chunk. The built-in ``reciprocal`` / ``divide`` pair,
@@ -17,28 +17,23 @@ loop's twin). Both give the same record except ``wall_seconds``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.cluster import ambient_cluster
-from fp8lab.coverage import covered_ranges
 from fp8lab.detect.fused import BRUTE_ENGINES, exposing_fused, fused_applies
-from fp8lab.detect.kernels import kernel_name, quantize_codes, resolve_kernel
 from fp8lab.detect.midpoints import midpoint_table
+from fp8lab.detect.pair import kernel_name, quantize_codes, resolve_kernel
 from fp8lab.detect.records import ExposureRecord, classify_inputs
-from fp8lab.exhaustive import ALL_PATTERNS
-from fp8lab.formats import get_format
-from fp8lab.guard import KernelFaultError
 from fp8lab.kernels import QuantKernel, validate_scale
-from fp8lab.parallel import WorkerLostError, default_workers, run_tasks
-from fp8lab.progress import Progress
+from fp8lab.runtime.guard import KernelFaultError
+from fp8lab.runtime.parallel import WorkerLostError, run_tasks
+from fp8lab.specs.formats import get_format
+from fp8lab.sweeps.coverage import covered_ranges
+from fp8lab.sweeps.range_run import EVERY_PATTERN, RangeRun
 
-__all__ = ["BRUTE_ENGINES", "DEFAULT_CHUNK", "brute_force", "exposing_in_chunk", "use_fused"]
-
-DEFAULT_CHUNK = 1 << 22
+__all__ = ["BRUTE_ENGINES", "brute_force", "exposing_in_chunk", "use_fused"]
 
 Kernel = str | QuantKernel
 
@@ -49,7 +44,7 @@ def exposing_in_chunk(
     """Patterns in ``[start, stop)`` where ``a`` and ``b`` emit different bytes.
 
     Raises:
-        KernelFaultError: if a kernel misbehaves (:func:`fp8lab.detect.kernels.quantize_codes`).
+        KernelFaultError: if a kernel misbehaves (:func:`fp8lab.detect.pair.quantize_codes`).
     """
     s = np.float32(scale)
     ka, kb = resolve_kernel(a, fmt), resolve_kernel(b, fmt)
@@ -65,7 +60,7 @@ def _chunk(
 ) -> tuple[int, int, npt.NDArray[np.uint32]]:
     """``(start, stop, exposing)``: the chunk names the range it examined.
 
-    The range comes last, as in every chunked job here (``fp8lab.coverage``'s
+    The range comes last, as in every chunked job here (``fp8lab.sweeps.coverage``'s
     meta tests replay and shorten chunks by rewriting those two arguments).
     """
     if fused:
@@ -101,15 +96,10 @@ def brute_force(
     b: Kernel = "divide",
     *,
     fmt: str = "e4m3fn",
-    start: int = 0,
-    stop: int = ALL_PATTERNS,
-    chunk: int = DEFAULT_CHUNK,
-    workers: int | None = None,
-    executor: Executor | None = None,
-    progress: Callable[[str, int], Progress] | None = None,
+    run: RangeRun = EVERY_PATTERN,
     engine: str = "auto",
 ) -> ExposureRecord:
-    """Count the float32 inputs in ``[start, stop)`` where ``a`` and ``b`` differ.
+    """Count the float32 inputs of ``run``'s range where ``a`` and ``b`` differ.
 
     Every pattern of the range is examined, so the record is ``complete``.
 
@@ -118,13 +108,8 @@ def brute_force(
         a: reference kernel: name (``reciprocal``, ``divide``, ``MODULE:FUNC``) or object.
         b: the other kernel.
         fmt: format the built-in kernels encode to.
-        start: first bit pattern.
-        stop: one past the last; the default covers all 2**32.
-        chunk: patterns per task.
-        workers: processes (threads of this process for the fused engine); default
-            one per core; 1 runs in this process.
-        executor: run the chunks here instead (any concurrent.futures Executor).
-        progress: factory ``(label, total) -> Progress``; None is silent.
+        run: the patterns (default all 2**32), chunks and where they run; the
+            fused engine runs its workers as threads of this process.
         engine: ``"auto"``, ``"fused"`` or ``"numpy"`` (:func:`use_fused`); the
             record is the same whichever runs, except ``wall_seconds``.
 
@@ -137,21 +122,14 @@ def brute_force(
         CoverageError: if the chunks that came back do not tile the range exactly once.
     """
     s = validate_scale(scale)
-    if not 0 <= start < stop <= ALL_PATTERNS:
-        raise ValueError(f"pattern range [{start:#x}, {stop:#x}) is empty or outside 2**32")
+    start, stop = run.bounds()
     spec = get_format(fmt)
     names = (kernel_name(resolve_kernel(a, spec.name)), kernel_name(resolve_kernel(b, spec.name)))
     fused = use_fused(a, b, engine)
-    tasks = [
-        (a, b, spec.name, float(s), fused, lo, min(lo + chunk, stop))
-        for lo in range(start, stop, chunk)
-    ]
-    if executor is None and workers is None and (ambient := ambient_cluster()):
-        executor, workers = ambient.executor, ambient.workers
-    workers = workers or default_workers()
-    report = (
-        progress(f"brute {names[0]} vs {names[1]} s={float(s)!r}", len(tasks)) if progress else None
-    )
+    tasks = [(a, b, spec.name, float(s), fused, lo, hi) for lo, hi in run.chunks([(start, stop)])]
+    place = run.placement()
+    workers, executor = place.workers, place.executor
+    report = run.reporter(f"brute {names[0]} vs {names[1]} s={float(s)!r}", len(tasks))
     t0 = time.monotonic()
     try:
         if fused and executor is None and workers > 1:

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from concurrent.futures import Executor
 from dataclasses import dataclass
 
 import numpy as np
 
 from fp8lab.detect.brute import Kernel, brute_force
 from fp8lab.detect.enumeration import enumerate_exposing
-from fp8lab.exhaustive import ALL_PATTERNS
-from fp8lab.progress import Progress
+from fp8lab.sweeps.range_run import ALL_PATTERNS, EVERY_PATTERN, RangeRun
 
 __all__ = ["CrossCheck", "crosscheck", "window_around"]
 
@@ -38,11 +35,7 @@ def crosscheck(
     b: Kernel = "divide",
     *,
     fmt: str = "e4m3fn",
-    start: int = 0,
-    stop: int = ALL_PATTERNS,
-    workers: int | None = None,
-    executor: Executor | None = None,
-    progress: Callable[[str, int], Progress] | None = None,
+    run: RangeRun = EVERY_PATTERN,
     engine: str = "auto",
 ) -> CrossCheck:
     """Find the exposing set by brute force and by enumeration; compare count and set.
@@ -52,18 +45,8 @@ def crosscheck(
     Raises:
         ValueError: for an invalid scale, range or kernel.
     """
-    brute = brute_force(
-        scale,
-        a,
-        b,
-        fmt=fmt,
-        start=start,
-        stop=stop,
-        workers=workers,
-        executor=executor,
-        progress=progress,
-        engine=engine,
-    )
+    start, stop = run.bounds()
+    brute = brute_force(scale, a, b, fmt=fmt, run=run, engine=engine)
     enum = enumerate_exposing(scale, a, b, fmt=fmt, start=start, stop=stop)
     return CrossCheck(
         scale=brute.scale,

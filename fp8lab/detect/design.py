@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.detect.brute import Kernel
-from fp8lab.detect.kernels import kernel_name, quantize_codes, resolve_kernel
+from fp8lab.detect.pair import kernel_name, quantize_codes, resolve_kernel
 from fp8lab.detect.scales import as_scales
 from fp8lab.detect.tie_population import exposing_bits
 

@@ -19,18 +19,18 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.detect.brute import Kernel
-from fp8lab.detect.kernels import (
+from fp8lab.detect.midpoints import midpoint_table
+from fp8lab.detect.pair import (
     is_builtin_pair_kernel,
     kernel_name,
     quantize_codes,
     resolve_kernel,
 )
-from fp8lab.detect.midpoints import midpoint_table
 from fp8lab.detect.records import ExposureRecord, classify_inputs
 from fp8lab.detect.windows import SIGN, candidate_windows, window_bits
-from fp8lab.exhaustive import ALL_PATTERNS
-from fp8lab.formats import get_format
 from fp8lab.kernels import validate_scale
+from fp8lab.specs.formats import get_format
+from fp8lab.sweeps.range_run import ALL_PATTERNS
 
 __all__ = [
     "benchmark_enumeration",

@@ -1,6 +1,6 @@
 """The fused brute-force pass: both built-in kernels and the compare in one compiled loop.
 
-The built-in ``reciprocal`` and ``divide`` kernels (:mod:`fp8lab.detect.kernels`)
+The built-in ``reciprocal`` and ``divide`` kernels (:mod:`fp8lab.detect.pair`)
 scale in float32 (``q = fl(x * fl(1/s))``, ``d = fl(x / s)``) and encode with
 saturating RNE and the canonical NaN through the float32 table
 (:func:`fp8lab.codecs.table.float32_table`), whose code is a function of the
@@ -19,11 +19,11 @@ from types import ModuleType
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.codecs.policy import nan_policy
 from fp8lab.codecs.table import float32_table
-from fp8lab.detect.kernels import BUILTIN_PAIR_KERNELS
-from fp8lab.formats import get_format
+from fp8lab.detect.pair import BUILTIN_PAIR_KERNELS
 from fp8lab.kernels import validate_scale
+from fp8lab.specs.formats import get_format
+from fp8lab.specs.nan import NAN_POLICIES
 
 __all__ = ["BRUTE_ENGINES", "exposing_fused", "fused_applies", "fused_table"]
 
@@ -45,7 +45,7 @@ def fused_applies(a: object, b: object) -> bool:
 
 def fused_table(fmt: str) -> npt.NDArray[np.uint8]:
     """The table the built-in kernels encode through: saturating RNE, canonical NaN."""
-    return float32_table(get_format(fmt), True, nan_policy("canonical"))
+    return float32_table(get_format(fmt), True, NAN_POLICIES["canonical"])
 
 
 if numba is not None:

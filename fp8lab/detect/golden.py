@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.compare import compare_codes
 from fp8lab.detect.design import Detector
-from fp8lab.detect.kernels import quantize_codes
-from fp8lab.evidence import write_atomic
-from fp8lab.formats import get_format
+from fp8lab.detect.pair import quantize_codes
+from fp8lab.gates.compare import compare_codes
 from fp8lab.kernels import QuantKernel
+from fp8lab.runtime.atomic import write_atomic
+from fp8lab.specs.formats import get_format
 
 __all__ = ["SCHEMA", "GoldenVectors", "check_golden", "golden_json", "load_golden", "write_golden"]
 
@@ -100,7 +100,7 @@ def check_golden(kernel: QuantKernel, golden: GoldenVectors, fmt: str = "e4m3fn"
 
     Raises:
         ValueError: for golden vectors with nothing to check.
-        KernelFaultError: if the kernel misbehaves (:func:`fp8lab.detect.kernels.quantize_codes`).
+        KernelFaultError: if the kernel misbehaves (:func:`fp8lab.detect.pair.quantize_codes`).
     """
     if golden.expected.size == 0:
         raise ValueError("golden vectors hold nothing to check")

@@ -17,7 +17,8 @@ from functools import cache
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.formats import FormatSpec, get_format
+from fp8lab.specs.format import FormatSpec
+from fp8lab.specs.formats import get_format
 
 __all__ = ["RANGES", "MidpointTable", "midpoint_table"]
 

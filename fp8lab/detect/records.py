@@ -54,7 +54,7 @@ class ExposureRecord:
             ``[start, stop)``: brute force always; enumeration only for the
             built-in reciprocal / divide pair (:mod:`fp8lab.detect.windows`).
         covered: brute force only: the pattern ranges its returned chunks
-            examined, merged (:func:`fp8lab.coverage.covered_ranges`).
+            examined, merged (:func:`fp8lab.sweeps.coverage.covered_ranges`).
     """
 
     method: str

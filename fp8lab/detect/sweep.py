@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.cluster import ambient_cluster
 from fp8lab.detect.midpoints import midpoint_table
 from fp8lab.detect.scales import as_scales
 from fp8lab.detect.windows import candidate_windows, window_bits
-from fp8lab.parallel import default_workers, worker_pool
+from fp8lab.runtime.cluster import ambient_cluster
+from fp8lab.runtime.parallel import default_workers, worker_pool
 
 __all__ = ["COLUMNS", "PER_MIDPOINT", "SweepRecord", "sweep", "sweep_batch"]
 

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from fp8lab.detect.brute import Kernel
 from fp8lab.detect.enumeration import enumerate_exposing
-from fp8lab.detect.kernels import quantize_codes, resolve_kernel
+from fp8lab.detect.pair import quantize_codes, resolve_kernel
 from fp8lab.detect.scales import as_scales
 from fp8lab.populations import WordClass, g1_population
 

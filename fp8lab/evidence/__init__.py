@@ -1,7 +1,7 @@
 """Evidence: append-only run directories with manifests and provenance."""
 
 from fp8lab.evidence.provenance import code_hash, git_state, provenance
-from fp8lab.evidence.run_dir import MANIFEST, EvidenceRun, params_hash, write_atomic
+from fp8lab.evidence.run_dir import MANIFEST, EvidenceRun, params_hash
 
 __all__ = [
     "MANIFEST",
@@ -10,5 +10,4 @@ __all__ = [
     "git_state",
     "params_hash",
     "provenance",
-    "write_atomic",
 ]

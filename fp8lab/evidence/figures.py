@@ -8,7 +8,7 @@ from pathlib import Path
 import matplotlib as mpl
 from matplotlib.figure import Figure
 
-from fp8lab.evidence.run_dir import write_atomic
+from fp8lab.runtime.atomic import write_atomic
 
 __all__ = ["SVG_SALT", "figure_svg", "save_figure"]
 

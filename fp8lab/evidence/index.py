@@ -33,7 +33,6 @@ from fp8lab.evidence.headline import (
     proof_records,
 )
 from fp8lab.evidence.manifest import RunRecord, scan_runs
-from fp8lab.evidence.run_dir import write_atomic
 from fp8lab.evidence.staleness import (
     STATUSES,
     Verdict,
@@ -43,7 +42,8 @@ from fp8lab.evidence.staleness import (
     required_files,
     run_freshness,
 )
-from fp8lab.locations import notebooks_dir
+from fp8lab.runtime.atomic import write_atomic
+from fp8lab.runtime.locations import notebooks_dir
 
 # The module, not the function of the same name that fp8lab.evidence exports.
 provenance = importlib.import_module("fp8lab.evidence.provenance")

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fp8lab.locations import PACKAGE_ROOT, checkout_root
+from fp8lab.runtime.locations import PACKAGE_ROOT, checkout_root
 
 __all__ = [
     "GENERATED",

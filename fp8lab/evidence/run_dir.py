@@ -19,47 +19,19 @@ import hashlib
 import itertools
 import json
 import os
-import tempfile
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
 from fp8lab.evidence.provenance import provenance
 from fp8lab.evidence.staging import claim, release
+from fp8lab.runtime.atomic import write_atomic
 
-__all__ = ["MANIFEST", "STAGING", "EvidenceRun", "write_atomic"]
+__all__ = ["MANIFEST", "STAGING", "EvidenceRun"]
 
 MANIFEST = "manifest.json"
 STAGING = ".staging"  # <results>/.staging/<kind>-<run_id>/ while a run is being written
 _COUNTER = itertools.count()
-
-
-def write_atomic(path: Path, data: bytes, *, overwrite: bool = False) -> Path:
-    """Write ``data`` to ``path`` via a temporary file and a rename.
-
-    Raises:
-        FileExistsError: if ``path`` exists and ``overwrite`` is False.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists() and not overwrite:
-        raise FileExistsError(f"{path} exists; evidence is never overwritten")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)  # evidence is for reading: not the 0600 of mkstemp
-        if overwrite:
-            os.replace(tmp, path)
-        else:
-            os.link(tmp, path)  # fails if path appeared meanwhile
-            os.unlink(tmp)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
 
 
 def _now() -> dt.datetime:

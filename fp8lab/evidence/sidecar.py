@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from fp8lab.evidence.run_dir import write_atomic
+from fp8lab.runtime.atomic import write_atomic
 
 __all__ = ["from_hex_floats", "to_hex_floats", "write_sidecar"]
 

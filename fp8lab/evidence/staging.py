@@ -4,7 +4,7 @@ A run holds an exclusive ``flock`` on ``.staging/<name>.lock`` from before
 its staging directory exists until after it is renamed into place. The
 kernel frees the lock when the owner dies, even by SIGKILL. A staging
 directory whose lock can be taken is therefore orphaned: :func:`recover_orphans`
-ends every process still tagged with it (see :mod:`fp8lab.proctree`) and files
+ends every process still tagged with it (see :mod:`fp8lab.runtime.proctree`) and files
 it under ``failed/<kind>/<run_id>/`` with the reason ``orphaned``.
 """
 
@@ -95,7 +95,7 @@ def recover_orphans(results: Path) -> list[Path]:
             if not staging.is_dir():  # its owner filed it meanwhile
                 _lock_path(staging).unlink(missing_ok=True)
                 continue
-            from fp8lab.proctree import kill_tree  # psutil: absent on a bare GPU image
+            from fp8lab.runtime.proctree import kill_tree  # psutil: absent on a bare GPU image
 
             kill_tree(token=str(staging))
             target = _file(staging, Path(results).resolve())

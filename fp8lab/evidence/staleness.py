@@ -30,7 +30,7 @@ from fp8lab.evidence.declared import declared_files, run_file_problems
 from fp8lab.evidence.manifest import RunRecord, file_problems, scan_runs
 from fp8lab.evidence.parameters import ParameterError, declared_parameters, non_default
 from fp8lab.evidence.provenance import code_hash, pins_hash
-from fp8lab.exhaustive import ALL_PATTERNS
+from fp8lab.sweeps.range_run import ALL_PATTERNS
 
 __all__ = [
     "PROOFS",

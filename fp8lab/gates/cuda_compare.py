@@ -2,7 +2,7 @@
 
 * Quant cases: the G1 population at each G1 scale, in each input dtype; the
   CPU kernel and the CUDA build each get a private read-only copy of the same
-  words (``fp8lab.guard.call_kernel``) and must agree byte for byte, NaN inputs
+  words (``fp8lab.runtime.guard.call_kernel``) and must agree byte for byte, NaN inputs
   included (one assertion per case). Vacuity guard: half or more of the CPU
   codes zero in magnitude fails the case.
 * Encoder cases: a CUDA encoder (SATFINITE) on every float32 pattern of a
@@ -25,12 +25,12 @@ from typing import Any, Protocol
 import ml_dtypes
 import numpy as np
 
-from fp8lab.formats import FORMATS
 from fp8lab.gates.records import CaseResult, GateStatus, Offender, mostly_zero, screen
-from fp8lab.guard import KernelFaultError, call_kernel
-from fp8lab.kernels.protocol import QuantKernel
+from fp8lab.kernels.protocols import QuantKernel
 from fp8lab.populations import g1_population
 from fp8lab.refs.scan import ScanPolicy, scan_pattern_range, scan_pattern_runs
+from fp8lab.runtime.guard import KernelFaultError, call_kernel
+from fp8lab.specs.formats import FORMATS
 
 __all__ = [
     "ALL_PATTERNS",

@@ -4,19 +4,21 @@ Cases are scales x input dtypes (the seed's seven scales, float32 and
 bfloat16 input). In each case one assertion per word class checks that every
 word of that class gives the reference byte. A NaN input must give the code of
 the NaN policy the kernel declares by name (``nan_policy``, one of
-``fp8lab.kernels.nan_policy.NAN_POLICIES``; undeclared means vllm.cpp's 0x7F);
+``fp8lab.specs.nan.NAN_POLICIES``; undeclared means ``canonical``, 0x7F);
 the policy is recorded in the result. NaN-code disagreements (both codes NaN)
 are counted apart from the byte mismatches but fail the assertion all the same.
-The kernel gets a private read-only copy of each input (``fp8lab.guard``);
+The kernel gets a private read-only copy of each input (``fp8lab.runtime.guard``);
 every expectation is computed before the call, and any exception or exit of
 the kernel fails that case. Vacuity guards: a case that examines no words
 fails, and so does one where half or more of the reference bytes are zero in
 magnitude (fp8-facts §3).
 
-The shard case, once per input dtype: the kernel is handed the per-shard
-scales :data:`G1_SHARD_SCALES` as one float32 array and must collapse them
-itself with ``.max()`` (vLLM modelopt.py:528); the gate takes their max
-independently for the reference and the population.
+Every call hands the kernel one float32 scale, as vLLM's and vllm.cpp's quant
+kernels take it (the per-shard collapse happens where a checkpoint is loaded).
+The shard case runs when asked for (``shard_scales``, ``--shard-scales``), once
+per input dtype: the kernel is handed the per-shard scales as one float32
+array and must collapse them itself with ``.max()`` (vLLM modelopt.py:528);
+the gate takes their max independently for the reference and the population.
 """
 
 from __future__ import annotations
@@ -28,8 +30,7 @@ import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.compare import compare_codes
-from fp8lab.formats import FORMATS
+from fp8lab.gates.compare import compare_codes
 from fp8lab.gates.records import (
     CaseResult,
     GateResult,
@@ -38,16 +39,26 @@ from fp8lab.gates.records import (
     mostly_zero,
     screen,
 )
-from fp8lab.guard import KernelFaultError, call_kernel
-from fp8lab.kernels.nan_policy import NAN_POLICIES, declared_nan_policy, nan_policy_help
-from fp8lab.kernels.protocol import QuantKernel
+from fp8lab.kernels.protocols import QuantKernel
 from fp8lab.populations import G1_SEED, Population, g1_population
 from fp8lab.refs import reference_quant_static
+from fp8lab.runtime.guard import KernelFaultError, call_kernel
+from fp8lab.specs.formats import FORMATS
+from fp8lab.specs.nan import NAN_POLICIES, NanPolicy, declared_nan_policy, nan_policy_help
+from fp8lab.specs.nan import nan_policy as _parse_nan_policy
 
-__all__ = ["G1_INPUT_DTYPES", "G1_SCALES", "G1_SHARD_SCALES", "run_g1"]
+__all__ = ["CONVENTION", "G1_INPUT_DTYPES", "G1_SCALES", "G1_SHARD_SCALES", "run_g1"]
 
 G1_SCALES = (1.0, 0.5, 0.035, 0.0092, 7.25, 0.13, 0.77)
 G1_SHARD_SCALES = (0.3, 0.9, 0.0625)  # max in the middle: first, last and min are all wrong
+CONVENTION = (
+    "G1 calls quantize(x, scale) with x a float32 or bfloat16 array [N] and scale one "
+    "float32 scalar, and wants uint8 codes [N] back"
+)
+SHARD_CONVENTION = (
+    "G1's shard case calls quantize(x, scales) with scales a float32 array of per-shard "
+    "scales the kernel collapses (the max), and wants uint8 codes [N] back"
+)
 G1_INPUT_DTYPES = ("float32", "bfloat16")
 _E4M3FN = FORMATS["e4m3fn"]
 _DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
@@ -104,6 +115,8 @@ def _run_case(
         error = _bad_output(raw, x.shape)
     except KernelFaultError as exc:
         raw, error = None, exc.reason
+        if "TypeError" in error:  # most often the signature: say what G1 calls
+            error = f"{error}; {CONVENTION if not shards else SHARD_CONVENTION}"
     if error or raw is None:
         return CaseResult(name, x.size, len(classes), len(classes), 0, 0, nonzero, error)
     got = np.array(raw, np.uint8, copy=True)  # a plain array: a subclass cannot vouch for itself
@@ -148,6 +161,10 @@ def _verdict(cases: Sequence[CaseResult], nan_policy: str) -> tuple[GateStatus, 
     return GateStatus.PASS, ""
 
 
+def _nan_name(policy: str | NanPolicy) -> str:
+    return _parse_nan_policy(policy).name
+
+
 def run_g1(
     kernel: QuantKernel,
     *,
@@ -156,7 +173,8 @@ def run_g1(
     seed: int = G1_SEED,
     max_offenders: int = 8,
     special_words: bool = True,
-    shard_scales: Sequence[float] = G1_SHARD_SCALES,
+    shard_scales: Sequence[float] = (),
+    nan_policy: str | NanPolicy | None = None,
 ) -> GateResult:
     """Run G1 on ``kernel``.
 
@@ -167,13 +185,18 @@ def run_g1(
         seed: seed of the population's uniform words.
         max_offenders: how many offending words to keep.
         special_words: include ±NaN and ±inf (False: the seed's population).
-        shard_scales: per-shard scales of the shard case (empty: no shard case).
+        shard_scales: per-shard scales of the shard case, handed to the kernel as one
+            float32 array it must collapse (the max); empty, the default: no shard
+            case, every call gets one float32 scale (e.g. :data:`G1_SHARD_SCALES`).
+        nan_policy: the NaN policy ``kernel`` is held to, resolved by the caller
+            (a name or a policy of :data:`fp8lab.specs.nan.NAN_POLICIES`); None:
+            the one the kernel declares in its ``nan_policy`` attribute, else canonical.
 
     Raises:
-        ValueError: for an unknown input dtype name, or a NaN policy the kernel
-            declares that is not one of the named ones.
+        ValueError: for an unknown input dtype name, or a NaN policy that is
+            not one of the catalogue's.
     """
-    nan_policy = declared_nan_policy(kernel, _E4M3FN)
+    nan_policy = declared_nan_policy(kernel) if nan_policy is None else _nan_name(nan_policy)
     unknown = set(input_dtypes) - set(_DTYPES)
     if unknown:
         raise ValueError(f"unknown input dtypes {sorted(unknown)}; use {G1_INPUT_DTYPES}")

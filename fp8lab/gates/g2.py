@@ -23,7 +23,7 @@ from fp8lab.gates.cuda_compare import ALL_PATTERNS, all_encoder_cases, quant_cas
 from fp8lab.gates.g1 import G1_INPUT_DTYPES, G1_SCALES
 from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender
 from fp8lab.kernels import BUILTIN_KERNELS
-from fp8lab.kernels.protocol import QuantKernel
+from fp8lab.kernels.protocols import QuantKernel
 from fp8lab.populations import G1_SEED
 
 __all__ = ["G2_DEVICE_CHUNK", "G2_ENCODERS", "G2_PATTERNS", "G2_SCOPE", "run_g2"]

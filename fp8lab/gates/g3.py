@@ -7,7 +7,7 @@ callable claims vllm.cpp's sequential f32 sum with folded alpha); (2) every
 output within the seed's tolerance of ``alpha·A·Bᵀ`` (exact, float64 BLAS),
 ``4·K·FLT_EPSILON·|alpha|·Σ|terms|`` plus ``0.004·|want|`` for bf16. Each
 case also reports the worst error over the tight bound gamma_K (derivation in
-``fp8lab.gemm.bounds``) and how many times the seed's tolerance exceeds it.
+``fp8lab.refs.gemm_bounds``) and how many times the seed's tolerance exceeds it.
 A last case checks that NaN operand codes propagate as the contract says
 (:mod:`fp8lab.gates.g3_nan`). Vacuity guards: a case with a zero reference
 output fails, and so does a gate that examined no output.
@@ -15,7 +15,7 @@ output fails, and so does a gate that examined no output.
 The model is :func:`fp8lab.refs.gemm_model.model_output_bits`, which shares no
 code with any kernel. Every expectation (model bits, exact reference,
 tolerances) is computed before the kernel is called, and the kernel gets
-private read-only operands through :func:`fp8lab.guard.call_kernel`; any
+private read-only operands through :func:`fp8lab.runtime.guard.call_kernel`; any
 exception or exit it raises is a FAIL of that case with the reason.
 """
 
@@ -32,8 +32,9 @@ import numpy as np
 from fp8lab.gates.g3_nan import nan_propagation_case
 from fp8lab.gates.g3_spec import declared_spec, describe_model
 from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender, screen
-from fp8lab.gemm.bounds import gamma, tight_bound
-from fp8lab.gemm.population import (
+from fp8lab.kernels import quant_static
+from fp8lab.kernels.matmul_protocol import MatmulKernel, MatmulSpec
+from fp8lab.populations.gemm import (
     LARGE_CASES,
     LARGER_CASES,
     SEED_CASES,
@@ -41,11 +42,10 @@ from fp8lab.gemm.population import (
     QuantFn,
     g3_operands,
 )
-from fp8lab.gemm.protocol import MatmulKernel, MatmulSpec
-from fp8lab.gemm.reference import seed_reference
-from fp8lab.guard import KernelFaultError, call_kernel
-from fp8lab.kernels import quant_static
+from fp8lab.refs.gemm_bounds import gamma, tight_bound
+from fp8lab.refs.gemm_exact import seed_reference
 from fp8lab.refs.gemm_model import OUTPUT_BITS, model_output_bits
+from fp8lab.runtime.guard import KernelFaultError, call_kernel
 
 __all__ = ["G3CaseStats", "G3Report", "declared_spec", "g3_cases", "run_g3", "run_g3_report"]
 
@@ -243,7 +243,7 @@ def run_g3_report(
     """Run G3 on ``kernel`` and keep the per-case measurements.
 
     Args:
-        kernel: any :class:`~fp8lab.gemm.protocol.MatmulKernel`; its ``spec``
+        kernel: any :class:`~fp8lab.kernels.matmul_protocol.MatmulKernel`; its ``spec``
             (see :func:`declared_spec`) picks the model of the bitwise verdict.
         cases: the cases (default :func:`g3_cases`).
         large: add the 1024x1024 cases to the default ones.

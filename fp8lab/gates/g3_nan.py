@@ -1,13 +1,13 @@
 """G3's NaN-propagation case: NaN operand codes must reach the outputs they touch.
 
-The matmul contract (fp8lab.gemm.protocol) decodes 0x7F and 0xFF to NaN and
+The matmul contract (fp8lab.kernels.matmul_protocol) decodes 0x7F and 0xFF to NaN and
 lets IEEE arithmetic carry it, so every output whose A row or B row holds a
 NaN code is NaN and every other output is finite. The seed's operands never
 hold a NaN code (the quant saturates; B's NaN bytes are remapped), so without
 this case a kernel that decodes 0x7F as 480 passes. One assertion per
 placement: 0x7F in A and in B for f32 and bf16 output, and 0xFF in B. The
 expected NaN mask is built before the kernel is called, and the kernel gets
-private read-only operands (:func:`fp8lab.guard.call_kernel`).
+private read-only operands (:func:`fp8lab.runtime.guard.call_kernel`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from fp8lab.gates.records import CaseResult
-from fp8lab.gemm.protocol import MatmulKernel
-from fp8lab.guard import KernelFaultError, call_kernel
+from fp8lab.kernels.matmul_protocol import MatmulKernel
+from fp8lab.runtime.guard import KernelFaultError, call_kernel
 
 __all__ = ["NAN_PLACEMENTS", "NAN_SCALES", "nan_propagation_case", "placement_operands"]
 

@@ -1,6 +1,6 @@
 """Which model G3 checks a kernel against: the ``spec`` the kernel declares.
 
-A kernel may carry ``spec`` (a :class:`~fp8lab.gemm.protocol.MatmulSpec`, or
+A kernel may carry ``spec`` (a :class:`~fp8lab.kernels.matmul_protocol.MatmulSpec`, or
 any object with its fields); without one it claims vllm.cpp's contract,
 sequential float32 accumulation with a folded alpha (fp8-facts §3). A spec
 G3 cannot read is refused with the reason, never replaced by the default.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fp8lab.gemm.protocol import VLLM_CPP_SPEC, MatmulSpec
+from fp8lab.kernels.matmul_protocol import VLLM_CPP_SPEC, MatmulSpec
 from fp8lab.refs.gemm_accumulators import MODELS
 from fp8lab.refs.gemm_model import EPILOGUES, INFERRED, INTERMEDIATES, VLLM_SWAP_AB_MAX_M
 from fp8lab.refs.gemm_tree import PRODUCTS
@@ -23,7 +23,7 @@ def declared_spec(kernel: object) -> MatmulSpec:
 
     ``spec.accumulation`` must name a model in ``MODELS`` (or be ``inferred``
     with at least one tree) and ``spec.epilogue`` one of ``EPILOGUES``; the
-    other fields default as in :class:`~fp8lab.gemm.protocol.MatmulSpec`.
+    other fields default as in :class:`~fp8lab.kernels.matmul_protocol.MatmulSpec`.
 
     Raises:
         ValueError: for a spec G3 cannot read, naming the known models.

@@ -1,6 +1,6 @@
 """Gate GF: a fused-chain kernel against its declared recipe, bitwise, step by step (issue 15 §3).
 
-Kernel signatures (README "Fused chains"), all arrays bf16 except the codes:
+Kernel signatures (docs/manual.md "Fused chains"), all arrays bf16 except the codes:
 
 * rmsnorm: ``FUNC(x, residual_or_None, weight, scale, eps) -> (codes, residual_out_or_None)``
 * rmsnorm-gated: ``FUNC(x, residual_or_None, weight, gate, scale, eps)``, returning as rmsnorm
@@ -15,7 +15,7 @@ equals any NaN), so a failure is localised to its first wrong step. It also
 counts the bytes in which the recipe's reference differs from vllm.cpp's
 standalone sequence (``measured["standalone_bytes_differ"]``; a measurement,
 not a verdict). The references are computed before the kernel is called, the
-kernel gets private read-only copies (``fp8lab.guard``), and a kernel that
+kernel gets private read-only copies (``fp8lab.runtime.guard``), and a kernel that
 raises or returns the wrong type fails its case. FAIL on nothing examined, and
 on a case whose reference codes are mostly zero in magnitude.
 """
@@ -27,9 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from fp8lab.chains.catalogue import RECIPES, standalone_for
-from fp8lab.chains.populations import CHAIN_SCALES, CHAIN_SEED, ChainCase, chain_population
-from fp8lab.chains.recipe import CHAINS
 from fp8lab.gates.records import (
     CaseResult,
     GateResult,
@@ -38,8 +35,11 @@ from fp8lab.gates.records import (
     mostly_zero,
     screen,
 )
-from fp8lab.guard import KernelFaultError, call_kernel
+from fp8lab.populations.chains import CHAIN_SCALES, CHAIN_SEED, ChainCase, chain_population
 from fp8lab.refs.chain_ref import reference_chain
+from fp8lab.runtime.guard import KernelFaultError, call_kernel
+from fp8lab.specs.chain_catalogue import RECIPES, standalone_for
+from fp8lab.specs.chain_recipe import CHAINS
 
 __all__ = ["GF_CHAINS", "kernel_args", "run_gf"]
 

@@ -11,19 +11,19 @@ low nibble, and scales e4m3fn bytes (uint8) [M, K/16]. Every word is
 checked bitwise against :func:`fp8lab.refs.reference_scheme_quant` (nvfp4:
 :func:`fp8lab.refs.reference_nvfp4_quant`) under the rule the caller names
 (never one the kernel declares): codes bytewise, scales by their bytes. The
-cases are :func:`fp8lab.schemes.populations.scheme_population` x input dtype
+cases are :func:`fp8lab.populations.schemes.scheme_population` x input dtype
 (for per-tensor and nvfp4, each row of a population case is a tensor of its
 own, so every constructed amax is a tensor's amax); each case is one kernel
 call, one assertion, and its label is the word class. The kernel gets
-private read-only copies (``fp8lab.guard``); every expectation is computed
+private read-only copies (``fp8lab.runtime.guard``); every expectation is computed
 before the call; a raise, an exit or a malformed result fails that case.
 Vacuity guards: no words examined is a FAIL, and so is a run whose reference
 codes are zero in magnitude for half or more of the words.
 
 The command ``fp8lab gates --gate GQ --scheme S --rule R [--kernel MODULE:FUNC]``
-calls this function with the same names (README "Gate GQ"); ``GQ_RULES`` lists
+calls this function with the same names (docs/manual.md "Gate GQ"); ``GQ_RULES`` lists
 the rules each scheme accepts, and the built-in ports are
-:data:`fp8lab.schemes.port.SCHEME_PORTS`. Of the NVFP4 rules only those whose
+:data:`fp8lab.kernels.scheme.SCHEME_PORTS`. Of the NVFP4 rules only those whose
 element path is modelled (``element_source``) are GQ rules.
 """
 
@@ -38,14 +38,16 @@ import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.compare import compare_codes
-from fp8lab.formats import FormatSpec, get_format
+from fp8lab.gates.compare import compare_codes
 from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender, screen
-from fp8lab.guard import KernelFaultError, call_kernel
+from fp8lab.populations.schemes import scheme_population
 from fp8lab.refs import reference_nvfp4_quant, reference_scheme_quant
-from fp8lab.schemes import NVFP4_RULES, RULES, Granularity, Nvfp4ScaleRule, ScaleRule, get_rule
-from fp8lab.schemes.layout import SCHEME_LAYOUTS
-from fp8lab.schemes.populations import scheme_population
+from fp8lab.runtime.guard import KernelFaultError, call_kernel
+from fp8lab.specs.format import FormatSpec
+from fp8lab.specs.formats import get_format
+from fp8lab.specs.nvfp4_rules import NVFP4_RULES, Nvfp4ScaleRule
+from fp8lab.specs.scale_rules import RULES, Granularity, ScaleRule, get_rule
+from fp8lab.specs.scheme_layout import SCHEME_LAYOUTS
 
 __all__ = ["GQ_INPUT_DTYPES", "GQ_RULES", "GQ_SCHEMES", "GqCall", "gq_calls", "run_gq"]
 
@@ -109,15 +111,22 @@ def _run_case(
     flat = np.asarray(args[0]).astype(np.float32).reshape(-1)
     for i in np.flatnonzero(cmp.mismatch | cmp.nan_code)[: max(0, max_offenders - len(offenders))]:
         got_c, want_c = f"{codes.reshape(-1)[i]:#04x}", f"{want_codes.reshape(-1)[i]:#04x}"
-        offenders.append(Offender(name, label, int(i), f"{flat[i]!r}", got_c, want_c))
+        bits = f"{int(flat[i : i + 1].view(np.uint32)[0]):#010x}"  # the input's float32 bits
+        offenders.append(Offender(name, label, int(i), bits, got_c, want_c))
     for j in np.flatnonzero(scale_bad)[: max(0, max_offenders - len(offenders))]:
-        got_s, want_s = repr(scales.reshape(-1)[j]), repr(want_scales.reshape(-1)[j])
+        got_s, want_s = _scale_hex(scales, j), _scale_hex(want_scales, j)
         offenders.append(Offender(name, label, int(j), f"scale[{j}]", got_s, want_s))
     failed = int(mismatches + cmp.nan_code_mismatches > 0)
     result = CaseResult(
         name, n_words, 1, failed, mismatches, cmp.nan_code_mismatches, nonzero / want_codes.size
     )
     return result, nonzero, want_codes.size
+
+
+def _scale_hex(scales: np.ndarray, j: int) -> str:
+    """Scale ``j``'s bytes as one hex number (float32 bits, or an e8m0/e4m3 byte)."""
+    raw = scales.reshape(-1)[j : j + 1].view(np.uint8).tobytes()
+    return "0x" + raw[::-1].hex()  # little-endian bytes, most significant first
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from fp8lab.exit_codes import EXIT_CODES
+from fp8lab.runtime.exit_codes import EXIT_CODES
 
 __all__ = [
+    "MutantVerdict",
+    "ProofStatus",
     "EXIT_CODES",
     "CaseResult",
     "GateResult",
@@ -28,6 +30,22 @@ class GateStatus(enum.Enum):
     PASS = "PASS"
     FAIL = "FAIL"
     PENDING = "PENDING"
+
+
+class ProofStatus(enum.StrEnum):
+    """An exhaustive proof's outcome; ``kernel-error``: an encoder raised or returned garbage."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    KERNEL_ERROR = "kernel-error"
+
+
+class MutantVerdict(enum.Enum):
+    """What the gates made of a mutant (Cosmic Ray's outcomes)."""
+
+    KILLED = "KILLED"
+    SURVIVED = "SURVIVED"
+    INCOMPETENT = "INCOMPETENT"
 
 
 @dataclass(frozen=True)
@@ -65,13 +83,15 @@ class GateResult:
     """What a gate examined, what it found and its verdict.
 
     ``nan_policy`` is the fixed name of the NaN policy the gate held the
-    kernel to (``fp8lab.kernels.nan_policy``); None for a gate that checks none.
+    kernel to (``fp8lab.specs.nan``); None for a gate that checks none.
     ``scope`` says what a PASS proves and what it does not (G2, G2h);
     ``measured`` holds the named values a gate observes beside its verdict
     (G2, G2h: what NaN patterns became, the device's compute capability; GF:
     the chain, the recipe, the first failing step, the steps checked and the
-    standalone-vs-recipe byte difference; README "Fused chains").
+    standalone-vs-recipe byte difference; docs/manual.md "Fused chains").
     ``scheme`` and ``rule`` name what GQ checked; None for the other gates.
+    ``fp_env_changed`` says what a kernel run in its own process left changed in
+    the floating-point environment (``""``: nothing, or not measured).
     """
 
     gate: str
@@ -92,6 +112,7 @@ class GateResult:
     measured: dict[str, Any] = field(default_factory=dict)
     scheme: str | None = None
     rule: str | None = None
+    fp_env_changed: str = ""
 
     @classmethod
     def from_cases(

@@ -1,54 +1,90 @@
-"""Kernels under test: the protocol, the built-in ports and scale handling.
+"""Kernels under test: the protocols, the built-in ports and scale handling.
 
-``load_shared`` (a kernel in a shared library, :mod:`fp8lab.kernels.shared`)
-is imported on first use: it needs :mod:`fp8lab.gemm`, which needs this package.
+The names load on first use (PEP 562): importing one module of this package,
+such as the kernel's child process does, pays for no port and no codec.
 """
 
-from typing import Any
+from __future__ import annotations
 
-from fp8lab.kernels.f32tofp8 import f32_to_fp8
-from fp8lab.kernels.nan_policy import (
-    DEFAULT_NAN_POLICY,
-    NAN_POLICIES,
-    KernelNanPolicy,
-    declared_nan_policy,
-    resolve_nan_policy,
-)
-from fp8lab.kernels.protocol import FunctionKernel, QuantKernel
-from fp8lab.kernels.quant_static import (
-    BUILTIN_KERNELS,
-    StaticQuantKernel,
-    quant_static,
-    quant_static_f32tofp8,
-    quant_static_upstream,
-)
-from fp8lab.kernels.scale import collapse_shard_scales, reciprocal, static_scale, validate_scale
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fp8lab.kernels.f32tofp8 import f32_to_fp8
+    from fp8lab.kernels.protocols import FunctionKernel, QuantKernel
+    from fp8lab.kernels.quant import (
+        BUILTIN_KERNELS,
+        StaticQuantKernel,
+        quant_static,
+        quant_static_f32tofp8,
+        quant_static_upstream,
+    )
+    from fp8lab.kernels.scale import (
+        collapse_shard_scales,
+        reciprocal,
+        static_scale,
+        validate_scale,
+    )
+    from fp8lab.kernels.sources.shared import load_shared
+    from fp8lab.specs.nan import (
+        DEFAULT_NAN_POLICY,
+        NAN_POLICIES,
+        NanPolicy,
+        declared_nan_policy,
+        resolve_nan_policy,
+    )
+
+_HOMES = {
+    "f32_to_fp8": "fp8lab.kernels.f32tofp8",
+    "FunctionKernel": "fp8lab.kernels.protocols",
+    "QuantKernel": "fp8lab.kernels.protocols",
+    "BUILTIN_KERNELS": "fp8lab.kernels.quant",
+    "StaticQuantKernel": "fp8lab.kernels.quant",
+    "quant_static": "fp8lab.kernels.quant",
+    "quant_static_f32tofp8": "fp8lab.kernels.quant",
+    "quant_static_upstream": "fp8lab.kernels.quant",
+    "collapse_shard_scales": "fp8lab.kernels.scale",
+    "reciprocal": "fp8lab.kernels.scale",
+    "static_scale": "fp8lab.kernels.scale",
+    "validate_scale": "fp8lab.kernels.scale",
+    "load_shared": "fp8lab.kernels.sources.shared",
+    "DEFAULT_NAN_POLICY": "fp8lab.specs.nan",
+    "NAN_POLICIES": "fp8lab.specs.nan",
+    "NanPolicy": "fp8lab.specs.nan",
+    "declared_nan_policy": "fp8lab.specs.nan",
+    "resolve_nan_policy": "fp8lab.specs.nan",
+}
 
 __all__ = [
     "BUILTIN_KERNELS",
     "DEFAULT_NAN_POLICY",
     "NAN_POLICIES",
     "FunctionKernel",
-    "KernelNanPolicy",
+    "NanPolicy",
     "QuantKernel",
     "StaticQuantKernel",
     "collapse_shard_scales",
     "declared_nan_policy",
     "f32_to_fp8",
+    "load_shared",
     "quant_static",
     "quant_static_f32tofp8",
     "quant_static_upstream",
     "reciprocal",
     "resolve_nan_policy",
-    "load_shared",
     "static_scale",
     "validate_scale",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "load_shared":
-        from fp8lab.kernels.shared import load_shared
+    """Import a public name from its home module on first use."""
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOMES[name]), name)
+    globals()[name] = value
+    return value
 
-        return load_shared
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])

@@ -13,8 +13,8 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.codecs import decode, encode
-from fp8lab.kernels.inputs import widen_activation
-from fp8lab.kernels.protocol import FunctionKernel
+from fp8lab.kernels.protocols import FunctionKernel
+from fp8lab.kernels.quant_inputs import widen_activation
 from fp8lab.kernels.scale import reciprocal, static_scale
 
 __all__ = [

@@ -1,6 +1,6 @@
 """Mutants of the fused-chain ports (target ``chain``, gated by GF): issue 15 §5's bug classes.
 
-Each mutant is :mod:`fp8lab.chains.ports` with one bug written into its
+Each mutant is :mod:`fp8lab.kernels.chain` with one bug written into its
 source (:class:`.patch.SourcePatch`); the kernel is the patched module's
 port of one recipe, gated by GF under that recipe. The chain and recipe come
 from :data:`CHAIN_MUTANTS` (the harness's data), never from the kernel. The
@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from fp8lab.chains import ports
-from fp8lab.chains.catalogue import RECIPES
 from fp8lab.gates import GateResult, run_gf
+from fp8lab.kernels import chain as ports
 from fp8lab.mutants.patch import SourcePatch
+from fp8lab.specs.chain_catalogue import RECIPES
 
 __all__ = [
     "CHAIN_BUILDERS",
@@ -31,7 +31,7 @@ __all__ = [
     "restored",
 ]
 
-PORTS_MODULE = "fp8lab.chains.ports"
+PORTS_MODULE = "fp8lab.kernels.chain"
 
 
 @dataclass(frozen=True)

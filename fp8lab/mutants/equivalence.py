@@ -38,12 +38,12 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from fp8lab.cluster import ambient_cluster
 from fp8lab.gates.g1 import G1_SCALES, G1_SHARD_SCALES
 from fp8lab.mutants.probes import chunk_order, encoder_probes, scaled_probes
 from fp8lab.mutants.runner import SOURCE_MODULES, Equivalent
 from fp8lab.mutants.source import SourceMutation, load_mutant, parse_module, source_mutations
-from fp8lab.parallel import default_workers, run_tasks, worker_pool
+from fp8lab.runtime.cluster import ambient_cluster
+from fp8lab.runtime.parallel import default_workers, run_tasks, worker_pool
 
 __all__ = [
     "GEMM_DRAWS",
@@ -113,7 +113,7 @@ def _in_class(mutation: SourceMutation) -> bool:
 def _fields(kernel: Any) -> dict[str, Any]:
     if is_dataclass(kernel):
         return {f.name: getattr(kernel, f.name) for f in fields(kernel) if f.name != "encoder"}
-    declared = ("nan_policy", "nan_input_code")  # the named policy, and its legacy form
+    declared = ("nan_policy",)  # the named policy
     return {"name": kernel.name} | {a: getattr(kernel, a, None) for a in declared}
 
 
@@ -197,7 +197,7 @@ def _sweep(
 
 def _gemm_draws() -> list[tuple[np.ndarray, np.ndarray, np.float32, np.float32, str]]:
     from fp8lab.gates.g3 import g3_cases
-    from fp8lab.gemm.population import g3_operands
+    from fp8lab.populations.gemm import g3_operands
 
     out = []
     for case in g3_cases():
@@ -296,7 +296,7 @@ def recheck_equivalents(
         workers: processes for the sweep (default one per core; 1 runs here),
             or the workers of ``executor``.
         executor: run the sweep's chunks here (e.g. a dask cluster's,
-            :mod:`fp8lab.cluster`) instead of a local process pool.
+            :mod:`fp8lab.runtime.cluster`) instead of a local process pool.
     """
     done: dict[str, Recheck] = {}
     plans: dict[str, list[_Target]] = {}

@@ -11,13 +11,10 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from fp8lab.gemm import (
-    BUILTIN_MATMUL_KERNELS,
-    FunctionMatmulKernel,
-    MatmulKernel,
-    decode_operands,
-    sequential,
-)
+from fp8lab.kernels.matmul import BUILTIN_MATMUL_KERNELS
+from fp8lab.kernels.matmul_model import decode_operands
+from fp8lab.kernels.matmul_models import sequential
+from fp8lab.kernels.matmul_protocol import FunctionMatmulKernel, MatmulKernel
 
 __all__ = [
     "GEMM_BUILDERS",
@@ -107,14 +104,14 @@ GEMM_BUILDERS = {
 def kernels_with_epilogue(epilogue_module: Any) -> list[MatmulKernel]:
     """Every ported matmul variant, with ``apply_epilogue`` taken from ``epilogue_module``.
 
-    Used for source-level mutants of :mod:`fp8lab.gemm.epilogue`: the ported
+    Used for source-level mutants of :mod:`fp8lab.kernels.matmul_epilogue`: the ported
     accumulation stays, the (mutated) epilogue is swapped in. Every variant is
     built but the bf16-epilogue one (below), so each order of the epilogue
     (folded, two-scalar, vLLM CUTLASS either side of its swap_ab cut,
     prescaled) is reached by some kernel.
     """
-    from fp8lab.gemm.kernels import MATMUL_VARIANTS, _accumulate  # the port's own loop
-    from fp8lab.gemm.protocol import validate_matmul_args
+    from fp8lab.kernels.matmul import MATMUL_VARIANTS, _accumulate  # the port's own loop
+    from fp8lab.kernels.matmul_protocol import validate_matmul_args
 
     def make(kernel: Any) -> MatmulKernel:
         def run(

@@ -9,7 +9,6 @@ reported, as the seed noted for M0.
 
 from __future__ import annotations
 
-import enum
 import json
 import warnings
 from collections.abc import Callable, Mapping
@@ -19,20 +18,13 @@ from typing import Any
 import numpy as np
 
 from fp8lab.gates import GateResult, GateStatus
+from fp8lab.gates.records import MutantVerdict
 
-__all__ = ["GATE_TARGETS", "GateRunner", "MutantResult", "Verdict", "judge", "require_green"]
+__all__ = ["GATE_TARGETS", "GateRunner", "MutantResult", "MutantVerdict", "judge", "require_green"]
 
 GateRunner = Callable[[Any], GateResult]
 
 GATE_TARGETS = {"G1": "quant", "G3": "gemm", "GQ": "scheme", "GF": "chain"}
-
-
-class Verdict(enum.Enum):
-    """What the gates made of a mutant."""
-
-    KILLED = "KILLED"
-    SURVIVED = "SURVIVED"
-    INCOMPETENT = "INCOMPETENT"
 
 
 @dataclass(frozen=True)
@@ -44,7 +36,7 @@ class MutantResult:
     target: str
     built: bool
     build_error: str
-    verdict: Verdict
+    verdict: MutantVerdict
     cases: int
     assertions: int
     failed_assertions: int
@@ -135,7 +127,7 @@ def judge(
             target,
             False,
             f"{type(exc).__name__}: {exc}",
-            Verdict.INCOMPETENT,
+            MutantVerdict.INCOMPETENT,
             0,
             0,
             0,
@@ -153,7 +145,7 @@ def judge(
     failed = sum(r.assertions_failed for r in results)
     killed_by = tuple(sorted({r.gate for r in results if r.status is GateStatus.FAIL}))
     cases = sum(r.cases for r in results)
-    verdict = Verdict.KILLED if killed_by else Verdict.SURVIVED
+    verdict = MutantVerdict.KILLED if killed_by else MutantVerdict.SURVIVED
     return MutantResult(
         id=mutant_id,
         description=description,
@@ -167,7 +159,7 @@ def judge(
         passed_assertions=sum(r.assertions - r.assertions_failed for r in results),
         moved_words=sum(r.mismatches + r.nan_code_mismatches for r in results),
         killed_by=killed_by,
-        thin=verdict is Verdict.KILLED and failed < threshold,
+        thin=verdict is MutantVerdict.KILLED and failed < threshold,
         case_count_changed=cases != len(kernels) * sum(baseline_cases[g] for g in applicable),
         diff=diff,
     )

@@ -17,7 +17,7 @@ from functools import cache
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.formats import FORMATS
+from fp8lab.specs.formats import FORMATS
 
 __all__ = ["PROBE_SEED", "chunk_order", "encoder_probes", "scaled_probes"]
 

@@ -23,8 +23,8 @@ from fp8lab.kernels import (
     reciprocal,
     static_scale,
 )
-from fp8lab.kernels.inputs import widen_activation
 from fp8lab.kernels.planted import divide, no_saturation, scale_ignored, truncation
+from fp8lab.kernels.quant_inputs import widen_activation
 from fp8lab.mutants.source import compile_module, parse_module
 
 __all__ = ["QUANT_BUILDERS"]

@@ -8,9 +8,10 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
+from fp8lab.gates.records import MutantVerdict
 from fp8lab.mutants.catalogue import SEED_NOTES, SEED_TABLE
 from fp8lab.mutants.equivalence import Recheck, recheck_equivalent, recheck_equivalents
-from fp8lab.mutants.harness import GATE_TARGETS, MutantResult, Verdict
+from fp8lab.mutants.harness import GATE_TARGETS, MutantResult
 from fp8lab.mutants.runner import (
     Equivalent,
     load_equivalents,
@@ -51,7 +52,7 @@ class MutationReport:
     @property
     def min_margin(self) -> int | None:
         """The smallest kill margin among killed catalogue mutants."""
-        killed = [r.margin for r in self.catalogue if r.verdict is Verdict.KILLED]
+        killed = [r.margin for r in self.catalogue if r.verdict is MutantVerdict.KILLED]
         return min(killed) if killed else None
 
     @property
@@ -60,7 +61,7 @@ class MutationReport:
         return tuple(
             r.id
             for r in self.source
-            if r.verdict is Verdict.SURVIVED and r.id not in self.equivalent_checked
+            if r.verdict is MutantVerdict.SURVIVED and r.id not in self.equivalent_checked
         )
 
     def seed_rows(self) -> list[dict[str, Any]]:
@@ -137,7 +138,7 @@ def mutation_report(
     fails its re-check counts as unjustified. ``exhaustive=False`` re-checks on
     the boundary probes only (a screen, recorded as such in ``equivalence_rechecks``).
     ``executor`` and ``workers`` (its worker count) run the re-check sweeps
-    elsewhere, e.g. on a dask cluster (:mod:`fp8lab.cluster`).
+    elsewhere, e.g. on a dask cluster (:mod:`fp8lab.runtime.cluster`).
 
     Raises:
         ValueError: if neither part is asked for, or the gates check nothing.
@@ -159,7 +160,7 @@ def mutation_report(
     score = None
     if found:
         equivalents = load_equivalents()
-        survivors = {r.id for r in found if r.verdict is Verdict.SURVIVED}
+        survivors = {r.id for r in found if r.verdict is MutantVerdict.SURVIVED}
         justified = {k: equivalents[k] for k in sorted(survivors & set(equivalents))}
         rechecks = tuple(
             recheck_equivalents(

@@ -13,6 +13,7 @@ from typing import Any
 
 from fp8lab.gates import GATES, run_g1
 from fp8lab.gates.g1 import G1_SHARD_SCALES
+from fp8lab.gates.records import MutantVerdict
 from fp8lab.kernels import BUILTIN_KERNELS, StaticQuantKernel
 from fp8lab.mutants import chain_mutants, scheme_mutants
 from fp8lab.mutants.catalogue import CATALOGUE, MutantSpec
@@ -20,7 +21,6 @@ from fp8lab.mutants.harness import (
     GATE_TARGETS,
     GateRunner,
     MutantResult,
-    Verdict,
     judge,
     require_green,
 )
@@ -43,8 +43,8 @@ EQUIVALENT_FILE = Path(__file__).with_name("equivalent.toml")
 # Built-in kernel modules mutated at the source level, and how to get kernels out of one.
 SOURCE_MODULES: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "fp8lab.kernels.f32tofp8": ("quant", lambda m: StaticQuantKernel("f32tofp8", m.f32_to_fp8)),
-    "fp8lab.kernels.quant_static": ("quant", lambda m: list(m.BUILTIN_KERNELS.values())),
-    "fp8lab.gemm.epilogue": ("gemm", lambda m: _gemm_epilogue_kernels(m)),
+    "fp8lab.kernels.quant": ("quant", lambda m: list(m.BUILTIN_KERNELS.values())),
+    "fp8lab.kernels.matmul_epilogue": ("gemm", lambda m: _gemm_epilogue_kernels(m)),
 }
 
 
@@ -258,8 +258,8 @@ def run_source(
 def source_score(results: Sequence[MutantResult], equivalents: Mapping[str, Equivalent]) -> float:
     """Killed / (all - incompetent - justified equivalent)."""
     counted = [
-        r for r in results if r.verdict is not Verdict.INCOMPETENT and r.id not in equivalents
+        r for r in results if r.verdict is not MutantVerdict.INCOMPETENT and r.id not in equivalents
     ]
     if not counted:
         raise ValueError("no source mutant counted: the score would be vacuous")
-    return sum(r.verdict is Verdict.KILLED for r in counted) / len(counted)
+    return sum(r.verdict is MutantVerdict.KILLED for r in counted) / len(counted)

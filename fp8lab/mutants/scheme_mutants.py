@@ -1,6 +1,6 @@
 """Mutants of the scale-rule port (target ``scheme``, gated by GQ): issue 12 §5's bug classes.
 
-Each mutant is :mod:`fp8lab.schemes.port` with one bug written into its
+Each mutant is :mod:`fp8lab.kernels.scheme` with one bug written into its
 source (:class:`.patch.SourcePatch`), gated by GQ under the scheme and rule
 of the port it mutates. Those come from :data:`SCHEME_MUTANTS` (the
 harness's data), never from the kernel. Before a mutant is judged, the
@@ -15,8 +15,8 @@ from functools import partial
 from typing import Any
 
 from fp8lab.gates import GateResult, run_gq
+from fp8lab.kernels import scheme as port
 from fp8lab.mutants.patch import SourcePatch
-from fp8lab.schemes import port
 
 __all__ = [
     "PORT_MODULE",
@@ -30,7 +30,7 @@ __all__ = [
     "scheme_subjects",
 ]
 
-PORT_MODULE = "fp8lab.schemes.port"
+PORT_MODULE = "fp8lab.kernels.scheme"
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ _DIVIDE = (("nvfp4", "te-nvfp4-divide"),)
 _RECIPROCAL = (("nvfp4", "te-nvfp4-reciprocal"),)
 _FUSED = (("nvfp4", "te-nvfp4-fused"),)
 
-# NVFP4 (TE's kernels, fp8lab.schemes.nvfp4_rules): each a patch of nvfp4_block_scales or
+# NVFP4 (TE's kernels, fp8lab.specs.nvfp4_rules): each a patch of nvfp4_block_scales or
 # nvfp4_quant, gated under one rule.
 NVFP4_MUTANTS: dict[str, SchemeMutant] = {
     # e4m3 block byte truncated (float32 mantissa cut to 3 bits) instead of RNE: one step low.

@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
-from fp8lab.atlas import Boundary, CodeRow
+from fp8lab.studies.atlas import Boundary, CodeRow
 
 __all__ = ["plot_boundaries", "plot_codes"]
 

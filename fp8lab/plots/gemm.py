@@ -8,7 +8,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from fp8lab.gates.g3 import G3CaseStats
-from fp8lab.gemm.deviation import DeviationRow, ScaleDeviation
+from fp8lab.studies.gemm_deviation import DeviationRow, ScaleDeviation
 
 __all__ = [
     "plot_accumulation_deviation",

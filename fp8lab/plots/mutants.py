@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 from matplotlib.figure import Figure
 
-from fp8lab.mutants.harness import MutantResult, Verdict
+from fp8lab.gates.records import MutantVerdict
+from fp8lab.mutants.harness import MutantResult
 
 __all__ = ["plot_margins"]
 
@@ -19,7 +20,8 @@ def plot_margins(
     ax = fig.add_subplot()
     ids = [r.id for r in results]
     colors = [
-        "tab:green" if r.verdict is Verdict.KILLED and not r.thin else "tab:red" for r in results
+        "tab:green" if r.verdict is MutantVerdict.KILLED and not r.thin else "tab:red"
+        for r in results
     ]
     ax.bar(range(len(ids)), [r.margin for r in results], color=colors, label="margin")
     if before:

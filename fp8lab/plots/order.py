@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
-from fp8lab.gemm.order.tree import SumTree
+from fp8lab.order.tree import SumTree
 
 __all__ = ["plot_sum_trees", "tree_layout"]
 

@@ -1,6 +1,6 @@
 """The exact value of a chain, rounded once to e4m3fn: what rounding choices are measured against.
 
-A recipe (``fp8lab.chains.recipe``) rounds after most steps. The exact value
+A recipe (``fp8lab.specs.chain_recipe``) rounds after most steps. The exact value
 runs the same mathematics (issue 15 §1) with no rounding at all,
 ``q = v / scale`` where ``v`` is the real-number chain output:
 
@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.chains.recipe import Chain
-from fp8lab.formats import FORMATS
 from fp8lab.refs.exact_float import widen_bf16
+from fp8lab.specs.chain_recipe import Chain
+from fp8lab.specs.formats import FORMATS
 
 __all__ = ["NEAR_MIDPOINT", "exact_chain_codes"]
 

@@ -7,7 +7,7 @@ correctly rounded (:mod:`fp8lab.refs.exact_float`) unless the step names the
 ``div-sqrt`` or ``exp2-f32-product`` variant; the sequential reduction is an
 explicit loop over columns; the fp8 terminal is the scan encoder
 (SATFINITE) of ``fl32(v * fl32(1/s))`` with NaN given the step's ``nan_code``.
-It reads the recipe (``fp8lab.chains.recipe``, standard-library data) and
+It reads the recipe (``fp8lab.specs.chain_recipe``, standard-library data) and
 never imports a kernel or a port.
 
 :func:`reference_chain` returns every step's output, keyed by step name, so a
@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.chains.recipe import Chain, Step
-from fp8lab.formats import FORMATS
 from fp8lab.refs.exact_float import exp2_cr, exp_cr, round_f32_to_bf16, rsqrt_cr, widen_bf16
 from fp8lab.refs.scan import ScanPolicy, scan_encode
+from fp8lab.specs.chain_recipe import Chain, Step
+from fp8lab.specs.formats import FORMATS
 
 __all__ = ["ChainInputs", "reference_chain"]
 

@@ -10,7 +10,7 @@ sums for fp8 operands (fp8-facts §6); the FMA model differs only for
 operands that are not fp8 values. Each numpy ufunc call rounds once to
 float32, so no step can be contracted into an FMA. Written apart from every
 kernel under test: it imports numpy and the standard library only. Slow
-twins: :mod:`fp8lab.gemm.scalar`.
+twins: :mod:`fp8lab.refs.gemm_scalar`.
 """
 
 from __future__ import annotations

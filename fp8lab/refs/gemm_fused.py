@@ -26,7 +26,7 @@ against hardware (no GPU). For each output, K is cut into groups of
 ``interval`` summands and adds the partials into a float32 accumulator by
 RNE (CUTLASS's promotion, ``mma_promotion_interval``); None never promotes
 (``FP8FastAccum``). Written apart from every kernel: numpy and the standard
-library only. Slow twin: :mod:`fp8lab.gemm.fused_scalar` (exact fractions).
+library only. Slow twin: :mod:`fp8lab.refs.gemm_fused_scalar` (exact fractions).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 What a kernel claiming an accumulation model and an epilogue must return,
 bit for bit (fp8-facts §3, MatmulFp8). Written apart from every kernel under
 test, epilogue and operand decode included; it imports numpy, the standard
-library and ``fp8lab.formats`` only, and takes a different route to the same
+library and ``fp8lab.specs`` only, and takes a different route to the same
 roundings:
 
 * decode: each e4m3fn code's exact value from the format's fields
@@ -49,9 +49,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.formats import FORMATS
 from fp8lab.refs.gemm_accumulators import MODELS, _fma_round
 from fp8lab.refs.gemm_tree import PRODUCTS, TreeNodes, tree_accumulate
+from fp8lab.specs.formats import FORMATS
 
 __all__ = [
     "ACC_EPILOGUES",

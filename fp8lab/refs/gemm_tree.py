@@ -1,13 +1,13 @@
 """An accumulator given as data: sum A·Bᵀ's products in a stated binary tree, float32.
 
-The tree is the canonical form :class:`fp8lab.gemm.order.SumTree` records
+The tree is the canonical form :class:`fp8lab.order.SumTree` records
 (``nodes``: child ids, ``< K`` a leaf, ``K + t`` node t, root last), usually
 inferred from the kernel (FPRev; schemes-and-order §3.1). Written apart from
 the order package's own runner: numpy, the standard library and
 :mod:`fp8lab.refs` only. Three product roundings (``PRODUCTS``):
 
 * ``rounded``: every product ``f32(a·b)`` is formed, then each node adds its
-  two children once, RNE (``fp8lab.gemm.order.tree_matmul`` does the same).
+  two children once, RNE (``fp8lab.order.tree_matmul`` does the same).
 * ``fused``: an FMA chain (``acc = fmaf(a, b, acc)``, as sgemm kernels do).
   A node joining a partial sum and a leaf adds the exact product to the
   partial, one rounding; a node of two leaves starts a chain from +0: the

@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.formats import FormatSpec, ml_dtypes_type
+from fp8lab.specs.format import FormatSpec
+from fp8lab.specs.format_dtypes import ml_dtypes_type
 
 __all__ = ["ML_DTYPES_KEEPS_NAN_SIGN", "ml_dtypes_encode"]
 

@@ -1,7 +1,7 @@
 """Exact reference for NVFP4 quantization: e2m1fn elements, an e4m3fn scale per 16, a global amax.
 
 Written from the TransformerEngine kernels each rule names
-(:mod:`fp8lab.schemes.nvfp4_rules`: ``quantize_transpose_nvfp4.cuh`` 433b1dbc,
+(:mod:`fp8lab.specs.nvfp4_rules`: ``quantize_transpose_nvfp4.cuh`` 433b1dbc,
 ``quantize_nvfp4.cuh`` 433b1dbc, ``quantize_transpose_nvfp4_tuned_1D.cuh``
 523801df7; rowwise), one float32 rounding per operation
 (:mod:`fp8lab.refs.float32_exact`):
@@ -19,7 +19,7 @@ Written from the TransformerEngine kernels each rule names
   codes +6).
 
 The e4m3fn byte is decoded here from the format's fields. Nothing is shared
-with the numpy port, :func:`fp8lab.schemes.port.nvfp4_quant`.
+with the numpy port, :func:`fp8lab.kernels.scheme.nvfp4_quant`.
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.formats import get_format
 from fp8lab.refs.float32_exact import f32, f32_div, f32_mul, fmaxf, fminf
 from fp8lab.refs.scan import ScanPolicy, scan_encode
 from fp8lab.refs.schemes import reference_encode_scale, reference_nvfp4_block_scales
-from fp8lab.schemes.nvfp4_rules import Nvfp4Inverse, Nvfp4ScaleRule
+from fp8lab.specs.formats import get_format
+from fp8lab.specs.nvfp4_rules import Nvfp4Inverse, Nvfp4ScaleRule
 
 __all__ = ["NVFP4_NAN_CODE", "reference_nvfp4_quant"]
 

@@ -1,6 +1,6 @@
 """The scan reference: nearest finite magnitude by enumeration, ties to even.
 
-Independent by construction: it imports only :mod:`fp8lab.formats`, numpy and
+Independent by construction: it imports only :mod:`fp8lab.specs`, numpy and
 the standard library. It enumerates every finite magnitude of the format,
 decodes each exactly from its field layout (``FormatSpec.magnitude_value``),
 and picks the nearest; on an exact tie it prefers the even significand
@@ -41,7 +41,7 @@ from functools import cache
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.formats import FormatSpec
+from fp8lab.specs.format import FormatSpec
 
 __all__ = [
     "NAN_PATTERN_RANGES",

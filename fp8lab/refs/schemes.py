@@ -1,4 +1,4 @@
-"""Exact reference for the scale rules of :mod:`fp8lab.schemes.rules`, in integers and Fractions.
+"""Exact reference for the scale rules of :mod:`fp8lab.specs.scale_rules`, in exact integers.
 
 Written from the sources each rule cites, one float32 rounding per operation
 (:mod:`fp8lab.refs.float32_exact`), power-of-two steps from exact comparisons
@@ -15,11 +15,11 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.formats import get_format
 from fp8lab.refs.float32_exact import f32, f32_div, f32_mul, fmaxf, fminf
 from fp8lab.refs.scan import ScanPolicy, scan_encode
-from fp8lab.schemes.nvfp4_rules import Nvfp4Order, Nvfp4ScaleRule
-from fp8lab.schemes.rules import AmaxNan, Apply, Clamp, Granularity, Pow2, ScaleRule
+from fp8lab.specs.formats import get_format
+from fp8lab.specs.nvfp4_rules import Nvfp4Order, Nvfp4ScaleRule
+from fp8lab.specs.scale_rules import AmaxNan, Apply, Clamp, Granularity, Pow2, ScaleRule
 
 __all__ = ["reference_encode_scale", "reference_nvfp4_block_scales", "reference_scheme_quant"]
 

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.formats import FORMATS
 from fp8lab.refs.scan import ScanPolicy, scan_encode
+from fp8lab.specs.formats import FORMATS
 
 __all__ = ["reference_quant_static"]
 

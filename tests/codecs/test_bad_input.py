@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from fp8lab import decode, encode
-from fp8lab.codecs import nan_policy, special_codes
-from fp8lab.formats import FORMATS
+from fp8lab.codecs import codec_nan_policy, special_codes
+from fp8lab.specs.formats import FORMATS
 
 
 @pytest.mark.parametrize(
@@ -37,7 +37,7 @@ def test_unknown_policy_format_method_engine() -> None:
         encode(x, engine="cuda")
     with pytest.raises(TypeError, match="saturate"):
         encode(x, saturate=1)  # type: ignore[arg-type]
-    assert nan_policy("keep-sign").value == "keep-sign"
+    assert codec_nan_policy("keep-sign").name == "keep-sign"
 
 
 def test_empty_and_zero_d_keep_their_shape() -> None:

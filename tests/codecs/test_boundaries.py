@@ -9,8 +9,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from fp8lab.codecs import METHODS, encode
-from fp8lab.formats import FORMATS, FormatSpec
 from fp8lab.refs import ScanPolicy, scan_encode, scan_scalar
+from fp8lab.specs.format import FormatSpec
+from fp8lab.specs.formats import FORMATS
 from tests.conftest import midpoint_probes, special_probes
 
 POLICIES = [(True, "canonical"), (True, "keep-sign"), (False, "canonical"), (False, "keep-sign")]

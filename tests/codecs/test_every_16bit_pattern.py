@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from fp8lab.codecs import METHODS, encode
-from fp8lab.formats import FormatSpec
 from fp8lab.refs import ScanPolicy, scan_encode
+from fp8lab.specs.format import FormatSpec
 
 POLICIES = [(True, "canonical"), (True, "keep-sign"), (False, "canonical"), (False, "keep-sign")]
 DTYPES = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16}

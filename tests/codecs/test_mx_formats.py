@@ -10,10 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fp8lab.atlas import code_table, rounding_boundaries
 from fp8lab.codecs import METHODS, decode, encode
-from fp8lab.formats import FORMATS, FormatSpec, ml_dtypes_type
 from fp8lab.refs import ScanPolicy, scan_encode, scan_pattern_range, scan_scalar
+from fp8lab.specs.format import FormatSpec
+from fp8lab.specs.format_dtypes import ml_dtypes_type
+from fp8lab.specs.formats import FORMATS
+from fp8lab.studies.atlas import code_table, rounding_boundaries
 from tests.conftest import midpoint_probes
 
 E8M0 = FORMATS["e8m0fnu"]

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from fp8lab.codecs import METHODS, as_ml_dtypes, decode, encode
-from fp8lab.formats import FormatSpec, ml_dtypes_type
+from fp8lab.specs.format import FormatSpec
+from fp8lab.specs.format_dtypes import ml_dtypes_type
 
 
 def test_decode_is_exact_and_matches_ml_dtypes(fmt: FormatSpec) -> None:

@@ -14,7 +14,7 @@ import pytest
 from fp8lab.cuda import cuda_include_dirs
 from fp8lab.gates import GateStatus, run_g1, run_g2h
 from fp8lab.kernels import load_shared
-from fp8lab.kernels.shared import ABI_HEADER
+from fp8lab.kernels.sources.shared_abi import ABI_HEADER
 from tests.cuda.conftest import host_library, needs_gxx
 
 pytestmark = pytest.mark.process

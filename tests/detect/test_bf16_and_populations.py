@@ -14,7 +14,7 @@ from fp8lab.detect import (
     seed_scores,
     tie_population,
 )
-from fp8lab.detect.kernels import resolve_kernel
+from fp8lab.detect.pair import resolve_kernel
 from fp8lab.detect.sweep import sweep_batch
 
 from .conftest import SEED_SCALES

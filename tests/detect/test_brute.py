@@ -8,13 +8,14 @@ import pytest
 
 from fp8lab.detect import KernelError, brute_force, enumerate_exposing, resolve_kernel
 from fp8lab.kernels import FunctionKernel, quant_static
+from fp8lab.sweeps.range_run import RangeRun
 
 S = 0.0092
 LO, HI = 0x3B000000, 0x3B800000  # around 2**-9: the low midpoints times s = 0.0092
 
 
 def test_restricted_range_matches_enumeration_and_classifies() -> None:
-    record = brute_force(S, start=LO, stop=HI, chunk=2**21, workers=1)
+    record = brute_force(S, run=RangeRun(start=LO, stop=HI, chunk=2**21, workers=1))
     want = [v for v in enumerate_exposing(S).inputs if LO <= int(v, 16) < HI]
     assert list(record.inputs) == want and record.count == len(want) > 0
     assert record.examined == HI - LO
@@ -28,13 +29,19 @@ def test_restricted_range_matches_enumeration_and_classifies() -> None:
 def test_any_executor_and_kernel_objects() -> None:
     a = FunctionKernel("quant_static", quant_static)
     with ThreadPoolExecutor(2) as pool:
-        record = brute_force(S, a, "tests.defects:divide", start=LO, stop=HI, executor=pool)
+        record = brute_force(
+            S, a, "tests.defects:divide", run=RangeRun(start=LO, stop=HI, executor=pool)
+        )
     assert record.a == "quant_static" and record.b == "tests.defects:divide"
-    assert list(record.inputs) == list(brute_force(S, start=LO, stop=HI, workers=1).inputs)
+    assert list(record.inputs) == list(
+        brute_force(S, run=RangeRun(start=LO, stop=HI, workers=1)).inputs
+    )
 
 
 def test_identical_kernels_expose_nothing() -> None:
-    record = brute_force(0.13, "divide", "divide", start=LO, stop=LO + 2**20, workers=1)
+    record = brute_force(
+        0.13, "divide", "divide", run=RangeRun(start=LO, stop=LO + 2**20, workers=1)
+    )
     assert record.count == 0 and record.examined == 2**20
 
 
@@ -51,18 +58,18 @@ def test_identical_kernels_expose_nothing() -> None:
 )
 def test_bad_scales_are_refused(scale: float, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        brute_force(scale, start=0, stop=16, workers=1)
+        brute_force(scale, run=RangeRun(start=0, stop=16, workers=1))
     with pytest.raises(ValueError, match=message):
         enumerate_exposing(scale)
 
 
 def test_bad_ranges_and_kernels_are_refused() -> None:
     with pytest.raises(ValueError, match="empty"):
-        brute_force(S, start=5, stop=5, workers=1)
+        brute_force(S, run=RangeRun(start=5, stop=5, workers=1))
     with pytest.raises(ValueError, match="no candidate"):
         enumerate_exposing(S, start=0, stop=16)
     with pytest.raises(KernelError, match="unknown kernel"):
-        brute_force(S, "nope", start=0, stop=16, workers=1)
+        brute_force(S, "nope", run=RangeRun(start=0, stop=16, workers=1))
     with pytest.raises(KernelError, match="cannot import"):
         resolve_kernel("no_such_module:f")
 

@@ -10,8 +10,9 @@ import pytest
 
 from fp8lab.detect import brute_force, exposing_fused, use_fused
 from fp8lab.detect.brute import exposing_in_chunk
-from fp8lab.formats import FP8_FORMATS
 from fp8lab.kernels import FunctionKernel, quant_static
+from fp8lab.specs.formats import FP8_FORMATS
+from fp8lab.sweeps.range_run import RangeRun
 from tests.detect.fused_twin import twin_mismatches
 
 SCALES = (0.9, 3.0, 1e-3, 448 / 3, 0.0092, 2.0**-126, 1.7 * 2.0**125, 2.0)
@@ -48,8 +49,8 @@ def test_fused_equals_twin_on_seeded_wide_ranges() -> None:
 def test_records_identical_between_engines(workers: int) -> None:
     lo, hi = 0x3B000000, 0x3B800000  # the low midpoints times s = 0.0092
     kw = {"start": lo, "stop": hi, "chunk": 2**21}
-    fused = brute_force(0.0092, engine="fused", workers=workers, **kw)  # 2: threads
-    twin = brute_force(0.0092, engine="numpy", workers=1, **kw)
+    fused = brute_force(0.0092, engine="fused", run=RangeRun(workers=workers, **kw))  # 2: threads
+    twin = brute_force(0.0092, engine="numpy", run=RangeRun(workers=1, **kw))
     assert fused.count > 0
     strip = {"wall_seconds": 0.0}
     assert (

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from fp8lab.cli.main import main
-from fp8lab.compare import compare_codes
 from fp8lab.detect import check_golden, design_detector, load_golden, write_golden
-from fp8lab.detect.kernels import resolve_kernel
-from fp8lab.formats import FORMATS
+from fp8lab.detect.pair import resolve_kernel
+from fp8lab.gates.compare import compare_codes
 from fp8lab.kernels import quant_static
+from fp8lab.specs.formats import FORMATS
 from tests.defects import divide
 
 

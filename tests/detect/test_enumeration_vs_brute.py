@@ -5,9 +5,10 @@ import pytest
 
 from fp8lab.detect import brute_force, candidate_inputs, enumerate_exposing, midpoint_table
 from fp8lab.detect.brute import exposing_in_chunk
-from fp8lab.detect.kernels import resolve_kernel
+from fp8lab.detect.pair import resolve_kernel
 from fp8lab.detect.sweep import sweep_batch
-from fp8lab.formats import FP8_FORMATS
+from fp8lab.specs.formats import FP8_FORMATS
+from fp8lab.sweeps.range_run import RangeRun
 
 from .conftest import MANY_SCALES, TABLE
 
@@ -68,7 +69,9 @@ def test_enumeration_reproduces_the_issue_table(scale: float, count: int) -> Non
 def test_brute_force_on_a_dense_range_with_a_pool() -> None:
     s = 0.13
     centre = int(enumerate_exposing(s).inputs[5], 16)  # a midpoint's neighbourhood
-    record = brute_force(s, start=centre - 2**18, stop=centre + 2**18, chunk=2**17, workers=2)
+    record = brute_force(
+        s, run=RangeRun(start=centre - 2**18, stop=centre + 2**18, chunk=2**17, workers=2)
+    )
     want = [
         v for v in enumerate_exposing(s).inputs if centre - 2**18 <= int(v, 16) < centre + 2**18
     ]
@@ -80,7 +83,7 @@ def test_brute_force_positive_binade_at_0_77_in_process() -> None:
     s = 0.77
     lo = int(np.float32(0.5 * s).view(np.uint32))
     hi = int(np.float32(1.0 * s).view(np.uint32))
-    record = brute_force(s, start=lo, stop=hi, chunk=2**22, workers=1)
+    record = brute_force(s, run=RangeRun(start=lo, stop=hi, chunk=2**22, workers=1))
     want = [v for v in enumerate_exposing(s).inputs if lo <= int(v, 16) < hi]
     assert list(record.inputs) == want and record.count > 0
 

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-import fp8lab.proofs as proofs
+import fp8lab.evidence.proofs as proofs
 from fp8lab.evidence import EvidenceRun
-from fp8lab.exhaustive import ALL_PATTERNS, ExhaustiveRecord
-from fp8lab.proofs import PROOF_PLAN, published_plan_records
+from fp8lab.evidence.proofs import PROOF_PLAN, published_plan_records
+from fp8lab.sweeps.exhaustive import ExhaustiveRecord
+from fp8lab.sweeps.range_run import ALL_PATTERNS
 
 SLUGS = [p.slug for p in PROOF_PLAN]
 

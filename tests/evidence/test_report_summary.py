@@ -110,7 +110,7 @@ def test_an_expected_fail_that_passed_is_flagged(tmp_path: Path) -> None:
 
 
 def test_the_epilogue_study_names_its_worst_pair_readably_and_exactly() -> None:
-    from fp8lab.gemm.deviation import epilogue_by_scale, epilogue_deviation, scale_pairs
+    from fp8lab.studies.gemm_deviation import epilogue_by_scale, epilogue_deviation, scale_pairs
 
     rows = epilogue_deviation(epilogue_by_scale([(4, 32, 128)], scale_pairs(4, 5), 5))
     named = [r.worst_case for r in rows if r.worst_case]

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from fp8lab.evidence import MANIFEST, EvidenceRun, write_atomic
+from fp8lab.evidence import MANIFEST, EvidenceRun
+from fp8lab.runtime.atomic import write_atomic
 
 
 def test_complete_run_is_moved_into_place_with_a_manifest(tmp_path: Path) -> None:

@@ -14,9 +14,10 @@ from fp8lab.gates import (
     run_g1,
     run_g2,
 )
-from fp8lab.gates.seed_table import detector_counts
+from fp8lab.gates.g1 import G1_SHARD_SCALES
 from fp8lab.kernels import BUILTIN_KERNELS, FunctionKernel, QuantKernel, static_scale
 from fp8lab.populations import G1_WORDS
+from fp8lab.studies.seed_table import detector_counts
 
 SEED_DETECTOR_COUNTS = {1.0: 0, 0.5: 0, 0.035: 0, 0.0092: 24, 7.25: 0, 0.13: 78, 0.77: 82}
 
@@ -25,9 +26,9 @@ SEED_DETECTOR_COUNTS = {1.0: 0, 0.5: 0, 0.035: 0, 0.0092: 24, 7.25: 0, 0.13: 78,
 def test_builtin_kernels_pass_and_count_what_they_examined(name: str) -> None:
     result = run_g1(BUILTIN_KERNELS[name])
     assert result.status is GateStatus.PASS, result.reason
-    assert result.cases == 16  # 7 scales and the shard case, x float32 and bfloat16
-    assert result.assertions == 16 * 6  # random, saturation, tie, ladder, zero, special
-    assert result.words == 16 * G1_WORDS == 16 * (4319 + 4)
+    assert result.cases == 14  # 7 scales x float32 and bfloat16
+    assert result.assertions == 14 * 6  # random, saturation, tie, ladder, zero, special
+    assert result.words == 14 * G1_WORDS == 14 * (4319 + 4)
     assert result.mismatches == 0 and result.assertions_failed == 0
     assert all(c.nonzero_fraction > 0.5 for c in result.case_results)
 
@@ -98,13 +99,46 @@ def test_special_words_check_the_declared_nan_policy() -> None:
 
     strict = run_g1(FunctionKernel("keeps_sign", keeps_nan_sign))
     assert strict.status is GateStatus.FAIL and strict.mismatches == 0
-    assert strict.nan_code_mismatches == 16 and "NaN" in strict.reason
+    assert strict.nan_code_mismatches == 14 and "NaN" in strict.reason
     seed_only = run_g1(FunctionKernel("keeps_sign", keeps_nan_sign), special_words=False)
-    assert seed_only.status is GateStatus.PASS and seed_only.words == 16 * 4319
+    assert seed_only.status is GateStatus.PASS and seed_only.words == 14 * 4319
 
     def upstream_like(x: np.ndarray, s: object) -> np.ndarray:
         return BUILTIN_KERNELS["upstream"].quantize(x, s)
 
     assert run_g1(FunctionKernel("up", upstream_like)).status is GateStatus.FAIL
-    upstream_like.nan_input_code = 0x7E  # type: ignore[attr-defined]
+    upstream_like.nan_policy = "clamp-pos"  # type: ignore[attr-defined]
     assert run_g1(FunctionKernel("up", upstream_like)).status is GateStatus.PASS
+
+
+def test_by_default_every_call_gets_one_float32_scale() -> None:
+    seen: list[object] = []
+
+    def natural(x: np.ndarray, scale: float) -> np.ndarray:
+        seen.append(scale)
+        return BUILTIN_KERNELS["vllm_cpp"].quantize(x, scale)
+
+    result = run_g1(FunctionKernel("natural", natural))
+    assert result.status is GateStatus.PASS and result.cases == 14
+    assert all(np.ndim(s) == 0 for s in seen) and len(seen) == 14
+
+
+def test_the_shard_case_runs_when_asked_and_names_its_convention() -> None:
+    def scalar_only(x: np.ndarray, scale: float) -> np.ndarray:
+        return BUILTIN_KERNELS["vllm_cpp"].quantize(x, float(scale))  # TypeError on an array
+
+    result = run_g1(FunctionKernel("scalar_only", scalar_only), shard_scales=G1_SHARD_SCALES)
+    assert result.status is GateStatus.FAIL and result.cases == 16
+    assert "G1's shard case calls quantize(x, scales)" in result.reason
+    assert (
+        run_g1(BUILTIN_KERNELS["vllm_cpp"], shard_scales=G1_SHARD_SCALES).status is GateStatus.PASS
+    )
+
+
+def test_a_wrong_signature_is_told_the_convention() -> None:
+    def one_arg(x: np.ndarray) -> np.ndarray:
+        return x.astype(np.uint8)
+
+    result = run_g1(FunctionKernel("one_arg", one_arg))  # type: ignore[arg-type]
+    assert result.status is GateStatus.FAIL
+    assert "G1 calls quantize(x, scale) with x a float32 or bfloat16 array [N]" in result.reason

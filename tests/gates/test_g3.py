@@ -11,16 +11,10 @@ import pytest
 
 from fp8lab.cli.main import main
 from fp8lab.gates import GATES, MATMUL_GATES, GateStatus, exit_code, run_g3, run_g3_report
-from fp8lab.gemm import (
-    BUILTIN_MATMUL_KERNELS,
-    MATMUL_VARIANTS,
-    SEED_CASES,
-    FunctionMatmulKernel,
-    G3Case,
-    g3_operands,
-    gamma,
-)
-from fp8lab.gemm.population import LARGE_CASES, remap_nan_bytes
+from fp8lab.kernels.matmul import BUILTIN_MATMUL_KERNELS, MATMUL_VARIANTS
+from fp8lab.kernels.matmul_protocol import FunctionMatmulKernel
+from fp8lab.populations.gemm import LARGE_CASES, SEED_CASES, G3Case, g3_operands, remap_nan_bytes
+from fp8lab.refs.gemm_bounds import gamma
 
 SEED_TABLE = [
     (1, 64, 128, 101, 0.035, 0.017, "f32"),
@@ -121,7 +115,7 @@ def test_cli_g3_with_a_callable_all_gates_and_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "g3.json"
-    spec = "fp8lab.gemm:matmul_vllm_cpp"
+    spec = "fp8lab.kernels.matmul:matmul_vllm_cpp"
     assert main(["gates", "--gate", "G3", "--kernel", spec, "--json", str(path)]) == 0
     rows = json.loads(path.read_text())
     assert rows[0]["gate"] == "G3" and rows[0]["words"] == 13984 + 240

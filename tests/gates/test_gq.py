@@ -11,9 +11,10 @@ import pytest
 
 from fp8lab.cli.main import main
 from fp8lab.gates import GATES, GQ_RULES, GQ_SCHEMES, SCHEME_GATES, GateStatus, run_gq
-from fp8lab.schemes import NVFP4_RULES, RULES
-from fp8lab.schemes.populations import case_labels
-from fp8lab.schemes.port import SCHEME_PORTS, scheme_quant
+from fp8lab.kernels.scheme import SCHEME_PORTS, scheme_quant
+from fp8lab.populations.schemes import case_labels
+from fp8lab.specs.nvfp4_rules import NVFP4_RULES
+from fp8lab.specs.scale_rules import RULES
 
 SCHEME_OF = {
     "vllm-per-tensor": "per-tensor",

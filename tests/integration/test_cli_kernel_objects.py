@@ -36,7 +36,7 @@ def test_a_matmul_kernel_object_is_checked_against_its_own_spec(
     # against the folded-alpha model and fail.
     spec = "tests.meta.cli_kernels:UPSTREAM_MATMUL_OBJECT"
     assert main(["gates", "--gate", "G3", "--kernel", spec]) == 0, capsys.readouterr()
-    assert main(["gates", "--gate", "G3", "--kernel", "fp8lab.gemm:matmul_upstream"]) == 1
+    assert main(["gates", "--gate", "G3", "--kernel", "fp8lab.kernels.matmul:matmul_upstream"]) == 1
 
 
 @pytest.mark.parametrize(

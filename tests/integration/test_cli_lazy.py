@@ -94,13 +94,16 @@ def test_the_parsers_copies_equal_their_homes() -> None:
     from fp8lab.bundle import BUNDLE_GATES
     from fp8lab.cli import names
     from fp8lab.detect import BRUTE_ENGINES, BUILTIN_PAIR_KERNELS
-    from fp8lab.evidence.notebooks import DEFAULT_TIMEOUT, NOTEBOOKS_DIR
-    from fp8lab.exhaustive import ALL_PATTERNS, BUILTIN_ENCODERS, KERNEL_ERROR, KERNEL_ERROR_EXIT
+    from fp8lab.evidence.execute import DEFAULT_TIMEOUT, NOTEBOOKS_DIR
+    from fp8lab.evidence.proofs import PLANS
     from fp8lab.gates import GATES, GF_CHAINS, GQ_RULES
-    from fp8lab.gemm.order import METHODS
-    from fp8lab.gemm.protocol import K_MULTIPLE
+    from fp8lab.gates.records import ProofStatus
     from fp8lab.kernels import NAN_POLICIES
-    from fp8lab.proofs import PLANS
+    from fp8lab.kernels.matmul_protocol import K_MULTIPLE
+    from fp8lab.order import METHODS
+    from fp8lab.sweeps.encoders import BUILTIN_ENCODERS
+    from fp8lab.sweeps.exhaustive import KERNEL_ERROR_EXIT
+    from fp8lab.sweeps.range_run import ALL_PATTERNS
 
     assert names.ALL_PATTERNS == ALL_PATTERNS
     assert tuple(BUILTIN_ENCODERS) == names.BUILTIN_ENCODERS
@@ -111,7 +114,7 @@ def test_the_parsers_copies_equal_their_homes() -> None:
     assert names.DEFAULT_NOTEBOOK_TIMEOUT == DEFAULT_TIMEOUT
     assert tuple(BRUTE_ENGINES) == names.BRUTE_ENGINES
     assert tuple(BUILTIN_PAIR_KERNELS) == names.BUILTIN_PAIR_KERNELS
-    assert names.KERNEL_ERROR == KERNEL_ERROR
+    assert names.KERNEL_ERROR == ProofStatus.KERNEL_ERROR
     assert tuple(GATES) == names.GATE_NAMES
     assert tuple(GF_CHAINS) == names.GF_CHAINS
     assert tuple(GQ_RULES) == names.GQ_SCHEMES

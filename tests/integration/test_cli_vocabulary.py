@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from fp8lab import proofs
 from fp8lab.cli.main import build_parser, main
+from fp8lab.evidence import proofs
 
 pytestmark = pytest.mark.process
 

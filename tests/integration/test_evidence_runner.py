@@ -16,11 +16,11 @@ import pytest
 
 from fp8lab.cli.main import main
 from fp8lab.evidence import EvidenceRun
-from fp8lab.evidence import notebooks as notebooks_module
+from fp8lab.evidence import execute as notebooks_module
+from fp8lab.evidence.execute import NotebookRun, NotebookRunError, run_notebook
 from fp8lab.evidence.index import collect_runs, write_index
-from fp8lab.evidence.notebooks import NotebookRun, NotebookRunError, run_notebook
 from fp8lab.evidence.staleness import check_published
-from fp8lab.exhaustive import ALL_PATTERNS
+from fp8lab.sweeps.range_run import ALL_PATTERNS
 from tests.notebooks.conftest import write_notebook
 
 pytestmark = pytest.mark.notebook

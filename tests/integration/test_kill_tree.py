@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from fp8lab.proctree import TOKEN_ENV, kill_tree, tree_members
+from fp8lab.runtime.proctree import TOKEN_ENV, kill_tree, tree_members
 from tests.notebooks.trees import survivors
 
 pytestmark = pytest.mark.notebook

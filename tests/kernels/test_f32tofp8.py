@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from fp8lab.codecs import encode
-from fp8lab.formats import FORMATS
 from fp8lab.kernels import f32_to_fp8
+from fp8lab.specs.formats import FORMATS
 from tests.conftest import midpoint_probes, special_probes
 
 E4M3 = FORMATS["e4m3fn"]

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from fp8lab.kernels.shared import ABI_HEADER
+from fp8lab.kernels.sources.shared_abi import ABI_HEADER
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNER = ROOT / "examples" / "bundle_runner" / "run_bundle.cpp"

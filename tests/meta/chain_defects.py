@@ -1,6 +1,6 @@
 """Fused-chain kernels with one planted defect each, and the recipe each one claims.
 
-Each is a production-style port (``fp8lab.chains.ports``) with one statement
+Each is a production-style port (``fp8lab.kernels.chain``) with one statement
 changed; each exposes ``trace`` so GF can localise the defect to its step.
 """
 
@@ -11,8 +11,8 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from fp8lab.chains.ports import ChainPort, exp_f64, rsqrt_f64, sumsq_sequential
-from fp8lab.kernels.quant_static import quant_static, quant_static_upstream
+from fp8lab.kernels.chain import ChainPort, exp_f64, rsqrt_f64, sumsq_sequential
+from fp8lab.kernels.quant import quant_static, quant_static_upstream
 
 __all__ = ["DEFECTS", "eps_outside_rmsnorm", "ordinary_rmsnorm", "ordinary_silu_mul"]
 

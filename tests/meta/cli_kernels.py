@@ -9,8 +9,8 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.codecs import encode
-from fp8lab.gemm.kernels import BUILTIN_MATMUL_KERNELS
 from fp8lab.kernels import static_scale
+from fp8lab.kernels.matmul import BUILTIN_MATMUL_KERNELS
 
 __all__ = [
     "KEEP_SIGN_OBJECT",
@@ -52,7 +52,7 @@ def nan_to_zero(x: np.ndarray, scale: Any) -> Codes:
     return out
 
 
-nan_to_zero.nan_input_code = 0  # type: ignore[attr-defined]
+nan_to_zero.nan_policy = 0  # type: ignore[attr-defined]  # a raw code, not a name
 
 
 class _KeepSignObject:

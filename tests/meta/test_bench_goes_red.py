@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-import fp8lab.detect.brute_bench as brute_bench
+import fp8lab.bench.brute as brute_bench
 from fp8lab.cli.main import main
 
 REAL = brute_bench.brute_force

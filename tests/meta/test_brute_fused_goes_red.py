@@ -67,7 +67,7 @@ def test_skipping_subnormal_results_goes_red(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_brute_bench_notices_unequal_records(monkeypatch: pytest.MonkeyPatch) -> None:
-    from fp8lab.detect.brute_bench import bench_brute
+    from fp8lab.bench.brute import bench_brute
 
     monkeypatch.setattr(fused, "_fused_loop", _dropping(lambda f, q, d: f < np.uint32(1 << 31)))
     b = bench_brute(0.0092, start=0xBB000000, stop=0xBB000000 + 2**20, workers=1)

@@ -17,12 +17,12 @@ import pytest
 from fp8lab.bundle import bundle_cases, load_bundle
 from fp8lab.cli.main import main
 from fp8lab.gates import run_g1, run_g3
-from fp8lab.gemm import BUILTIN_MATMUL_KERNELS
 from fp8lab.kernels import BUILTIN_KERNELS
+from fp8lab.kernels.matmul import BUILTIN_MATMUL_KERNELS
 from tests.meta.bundle_helpers import build_runner, cases, flip
 
 GATES = ("G1", "G3")
-CASES = {"G1": 16, "G3": 9}  # G3: 8 products and the nan-propagation case (5 placements)
+CASES = {"G1": 14, "G3": 9}  # G1: 7 scales x 2 dtypes; G3: 8 products and the NaN case
 # The examples' -D defects that still write every output (G1, G3).
 COMPILED_DEFECTS = [("G1", "DIVIDE"), ("G1", "TIES_AWAY"), ("G3", "REVERSE_K")]
 
@@ -67,7 +67,7 @@ def test_the_whole_loop_passes_a_correct_kernel(
     assert status == 0 and record["status"] == "PASS", record["reason"]
     assert record["kernel"] == f"bundle:{bundles[gate]}"
     assert record["cases"] == CASES[gate] and record["words"] > 0
-    assert record["nan_policy"] == ("vllm-cpp" if gate == "G1" else None)
+    assert record["nan_policy"] == ("canonical" if gate == "G1" else None)
 
 
 @pytest.mark.parametrize(("gate", "defect"), COMPILED_DEFECTS)
@@ -223,7 +223,7 @@ def test_a_bundle_this_version_did_not_export_is_refused(
         ["--gate", "G1,G3"],
         ["--gate", "G1", "--kernel", "m:f"],
         ["--gate", "G3", "--large"],
-        ["--gate", "G3", "--nan-policy", "vllm-cpp"],
+        ["--gate", "G3", "--nan-policy", "canonical"],
         ["--gate", "G1", "--nan-policy", "no-such-policy"],
     ],
 )

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from fp8lab.coverage import CoverageError, covered_ranges
 from fp8lab.detect import brute_force
-from fp8lab.exhaustive import run_exhaustive
+from fp8lab.sweeps.coverage import CoverageError, covered_ranges
+from fp8lab.sweeps.exhaustive import run_exhaustive
+from fp8lab.sweeps.range_run import RangeRun
 
 START, STOP, CHUNK = 0x3F80_0000, 0x3F80_0000 + (1 << 16), 1 << 14
 
@@ -72,10 +73,7 @@ def _exhaustive(defect: Callable[[int, tuple[Any, ...]], tuple[Any, ...]]) -> An
         "scan",
         "e4m3fn",
         saturate=True,
-        start=START,
-        stop=STOP,
-        chunk=CHUNK,
-        executor=_Planted(defect),
+        run=RangeRun(start=START, stop=STOP, chunk=CHUNK, executor=_Planted(defect)),
     )
 
 
@@ -103,7 +101,11 @@ def test_exhaustive_fails_when_a_chunk_is_replayed_or_short(
 def test_brute_force_refuses_a_replayed_or_short_chunk(
     defect: Callable[[int, tuple[Any, ...]], tuple[Any, ...]], reason: str
 ) -> None:
-    honest = brute_force(0.0092, start=START, stop=STOP, chunk=CHUNK, executor=_Planted(_honest))
+    honest = brute_force(
+        0.0092, run=RangeRun(start=START, stop=STOP, chunk=CHUNK, executor=_Planted(_honest))
+    )
     assert honest.examined == STOP - START and honest.covered
     with pytest.raises(CoverageError, match=reason):
-        brute_force(0.0092, start=START, stop=STOP, chunk=CHUNK, executor=_Planted(defect))
+        brute_force(
+            0.0092, run=RangeRun(start=START, stop=STOP, chunk=CHUNK, executor=_Planted(defect))
+        )

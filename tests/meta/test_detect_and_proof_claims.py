@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from fp8lab.detect import distinct_scales
-from fp8lab.proofs import PROOF_PLAN
+from fp8lab.evidence.proofs import PROOF_PLAN
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,7 +28,7 @@ def test_notebook_check_scales_are_distinct_in_float32_and_readme_states_their_c
     scales = _check_scales()
     assert np.unique(np.array(scales, np.float32)).size == len(scales)
     assert distinct_scales(scales).size == len(scales)
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "manual.md").read_text()
     claimed = re.findall(r"equals brute force, count and set, at (\d+) distinct", readme)
     assert claimed == [str(len(scales))]
 

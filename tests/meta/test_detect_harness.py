@@ -11,7 +11,8 @@ import pytest
 
 from fp8lab.cli.main import main
 from fp8lab.detect import brute_force, enumerate_exposing
-from fp8lab.guard import KernelFaultError
+from fp8lab.runtime.guard import KernelFaultError
+from fp8lab.sweeps.range_run import RangeRun
 
 pytestmark = pytest.mark.process
 
@@ -24,7 +25,7 @@ NEAR_ONE = ["--start", "0x3f7f0000", "--stop", "0x3f810000"]
 def _verdict(method: str, a: str, b: str) -> tuple[str, int]:
     try:
         if method == "brute":
-            record = brute_force(0.5, a, b, workers=1, **AROUND_ONE)
+            record = brute_force(0.5, a, b, run=RangeRun(workers=1, **AROUND_ONE))
         else:
             record = enumerate_exposing(0.5, a, b)
     except KernelFaultError as exc:
@@ -80,7 +81,9 @@ def test_detect_builtin_pair_enumeration_is_complete(capsys: pytest.CaptureFixtu
     ]
     assert enumerate_exposing(0.13, "divide", "reciprocal").complete
     assert not enumerate_exposing(0.13, "reciprocal", f"{M}:wrong_at_one").complete
-    assert brute_force(0.13, "reciprocal", f"{M}:wrong_at_one", workers=1, **AROUND_ONE).complete
+    assert brute_force(
+        0.13, "reciprocal", f"{M}:wrong_at_one", run=RangeRun(workers=1, **AROUND_ONE)
+    ).complete
 
 
 BROKEN = {

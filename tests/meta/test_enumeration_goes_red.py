@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fp8lab.chains import enumeration as en
-from fp8lab.coverage import CoverageError
-from tests.chains.enum_helpers import CPP, CUDA, EXPF, FAST, mismatches, plant_tables
+from fp8lab.sweeps import chain_enumeration as en
+from fp8lab.sweeps.coverage import CoverageError
+from tests.sweeps.chain_enum_helpers import CPP, CUDA, EXPF, FAST, mismatches, plant_tables
 
 
 def test_a_wrong_shortcut_makes_the_cross_check_go_red(monkeypatch: pytest.MonkeyPatch) -> None:

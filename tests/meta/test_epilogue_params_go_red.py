@@ -7,10 +7,10 @@ import pytest
 
 from fp8lab.gates import run_g3_report
 from fp8lab.gates.g3_spec import declared_spec
-from fp8lab.gemm import G3Case, MatmulSpec
-from fp8lab.gemm.epilogue import apply_epilogue
-from fp8lab.gemm.kernels import PortedMatmulKernel
-from fp8lab.gemm.protocol import FunctionMatmulKernel
+from fp8lab.kernels.matmul import PortedMatmulKernel
+from fp8lab.kernels.matmul_epilogue import apply_epilogue
+from fp8lab.kernels.matmul_protocol import FunctionMatmulKernel, MatmulSpec
+from fp8lab.populations.gemm import G3Case
 
 
 def mismatches(kernel: PortedMatmulKernel, declared: MatmulSpec, cases: list[G3Case]) -> int:

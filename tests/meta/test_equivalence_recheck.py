@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from fp8lab.mutants.harness import Verdict
+from fp8lab.gates.records import MutantVerdict
 from fp8lab.mutants.report import check_equivalent
 from fp8lab.mutants.runner import SOURCE_MODULES, Equivalent, run_source
 from fp8lab.mutants.source import source_mutations
@@ -22,7 +22,7 @@ def killed() -> list[tuple[str, Equivalent]]:
     sites = {m.key: m for module in SOURCE_MODULES for m in source_mutations(module)}
     chosen = []
     for r in results:
-        if r.verdict is Verdict.KILLED:
+        if r.verdict is MutantVerdict.KILLED:
             m = sites[r.id]
             chosen.append((r.id, Equivalent(r.id, m.original, m.replacement, "presented")))
     return chosen

@@ -17,10 +17,10 @@ import pytest
 
 from fp8lab.cli.main import main
 from fp8lab.evidence import EvidenceRun
-from fp8lab.evidence.run_dir import write_atomic
+from fp8lab.evidence.proofs import PROOF_PLAN
 from fp8lab.evidence.staleness import check_published
-from fp8lab.exhaustive import ALL_PATTERNS
-from fp8lab.proofs import PROOF_PLAN
+from fp8lab.runtime.atomic import write_atomic
+from fp8lab.sweeps.range_run import ALL_PATTERNS
 from tests.notebooks.conftest import write_notebook
 
 pytestmark = pytest.mark.notebook

@@ -7,7 +7,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from fp8lab.gemm.reference import exact_acc, exact_acc_units
+from fp8lab.refs.gemm_exact import exact_acc, exact_acc_units
 
 pytestmark = pytest.mark.slow
 
@@ -48,7 +48,7 @@ def test_exact_acc_small_k_matches_float64_blas() -> None:
 
 
 def _units(codes: np.ndarray) -> list[int]:
-    from fp8lab.formats import FORMATS
+    from fp8lab.specs.formats import FORMATS
 
     fmt = FORMATS["e4m3fn"]
     return [int(fmt.exact_value(int(c)) * 512) for c in codes]

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from fp8lab.cli.main import main
-from fp8lab.exhaustive import ALL_PATTERNS, run_exhaustive
+from fp8lab.sweeps.exhaustive import run_exhaustive
+from fp8lab.sweeps.range_run import ALL_PATTERNS, RangeRun
 
 pytestmark = pytest.mark.process
 
@@ -22,8 +23,12 @@ NEGATIVE_NANS = {"start": 0xFF80_0000, "stop": ALL_PATTERNS}
 @pytest.mark.parametrize("user", ["clip_in_place_encoder", "sneaky_clip_encoder"])
 def test_exhaustive_encoder_writing_its_input_gets_one_verdict_in_both_orders(user: str) -> None:
     spec = f"{M}:{user}"
-    ab = run_exhaustive(spec, "fast", "e4m3fn", saturate=True, workers=1, **AROUND_ONE)
-    ba = run_exhaustive("fast", spec, "e4m3fn", saturate=True, workers=1, **AROUND_ONE)
+    ab = run_exhaustive(
+        spec, "fast", "e4m3fn", saturate=True, run=RangeRun(workers=1, **AROUND_ONE)
+    )
+    ba = run_exhaustive(
+        "fast", spec, "e4m3fn", saturate=True, run=RangeRun(workers=1, **AROUND_ONE)
+    )
     assert ab.status == ba.status != "PASS"
     assert (ab.mismatches, ab.fault != "") == (ba.mismatches, ba.fault != "")
 
@@ -31,7 +36,7 @@ def test_exhaustive_encoder_writing_its_input_gets_one_verdict_in_both_orders(us
 def test_exhaustive_nan_code_disagreement_is_a_fail_without_a_fixed_policy_side() -> None:
     for a, b in ((f"{M}:nan_keeps_sign", "scan"), ("scan", f"{M}:nan_keeps_sign")):
         record = run_exhaustive(
-            a, b, "e4m3fn", saturate=True, nan="canonical", workers=1, **NEGATIVE_NANS
+            a, b, "e4m3fn", saturate=True, nan="canonical", run=RangeRun(workers=1, **NEGATIVE_NANS)
         )
         assert record.nan_code_mismatches == (1 << 23) - 1
         assert record.nan_code_exempt_side is None
@@ -41,19 +46,34 @@ def test_exhaustive_nan_code_disagreement_is_a_fail_without_a_fixed_policy_side(
 def test_exhaustive_nan_code_exemption_names_the_fixed_policy_side() -> None:
     for a, b in (("fast", "ml_dtypes"), ("ml_dtypes", "fast")):
         record = run_exhaustive(
-            a, b, "e4m3fn", saturate=False, nan="canonical", workers=1, **NEGATIVE_NANS
+            a,
+            b,
+            "e4m3fn",
+            saturate=False,
+            nan="canonical",
+            run=RangeRun(workers=1, **NEGATIVE_NANS),
         )
         assert record.status == "PASS" and record.nan_code_mismatches > 0
         assert record.nan_code_exempt_side == "ml_dtypes"
         assert record.nan_code_exempt_policy == "keep-sign"
         assert record.nan_code_unexplained == 0
     f32 = run_exhaustive(
-        "fast", "f32tofp8", "e4m3fn", saturate=True, nan="keep-sign", workers=1, **NEGATIVE_NANS
+        "fast",
+        "f32tofp8",
+        "e4m3fn",
+        saturate=True,
+        nan="keep-sign",
+        run=RangeRun(workers=1, **NEGATIVE_NANS),
     )
     assert f32.status == "PASS" and f32.nan_code_mismatches > 0
     assert (f32.nan_code_exempt_side, f32.nan_code_exempt_policy) == ("f32tofp8", "canonical")
     same = run_exhaustive(
-        "fast", "f32tofp8", "e4m3fn", saturate=True, nan="canonical", workers=1, **NEGATIVE_NANS
+        "fast",
+        "f32tofp8",
+        "e4m3fn",
+        saturate=True,
+        nan="canonical",
+        run=RangeRun(workers=1, **NEGATIVE_NANS),
     )
     assert same.nan_code_exempt_side is None and same.status == "PASS"
 
@@ -66,8 +86,7 @@ def test_exhaustive_exempt_side_does_not_hide_the_other_sides_nan_code() -> None
         "e4m3fn",
         saturate=True,
         nan="canonical",
-        workers=1,
-        **NEGATIVE_NANS,
+        run=RangeRun(workers=1, **NEGATIVE_NANS),
     )
     assert record.nan_code_exempt_side == "ml_dtypes"
     assert record.nan_code_unexplained > 0 and record.status == "FAIL"
@@ -77,7 +96,12 @@ def test_exhaustive_exempt_side_does_not_hide_the_other_sides_nan_code() -> None
 def test_exhaustive_user_encoder_receives_the_format_and_policies_of_the_run(user: str) -> None:
     for fmt, saturate, nan in (("e5m2", False, "keep-sign"), ("e4m3fnuz", True, "canonical")):
         record = run_exhaustive(
-            f"{M}:{user}", "scan", fmt, saturate=saturate, nan=nan, workers=1, **NEGATIVE_NANS
+            f"{M}:{user}",
+            "scan",
+            fmt,
+            saturate=saturate,
+            nan=nan,
+            run=RangeRun(workers=1, **NEGATIVE_NANS),
         )
         assert record.status == "PASS", record.examples
 
@@ -89,13 +113,11 @@ def test_exhaustive_examples_are_the_lowest_patterns_whatever_the_completion_ord
         "e4m3fn",
         saturate=True,
         nan="canonical",
-        chunk=1 << 20,
-        workers=2,
-        **NEGATIVE_NANS,
+        run=RangeRun(chunk=1 << 20, workers=2, **NEGATIVE_NANS),
     )
     want = [f"0x{0xFF80_0001 + i:08x}" for i in range(5)]
     assert [row["input"] for row in record.examples["nan_code"]] == want
-    from fp8lab.exhaustive import ChunkResult, merge_chunks
+    from fp8lab.sweeps.exhaustive_chunks import ChunkResult, merge_chunks
 
     parts = [
         ChunkResult(4, {"other": 1}, {"other": [{"input": f"0x{v:08x}"}]}, 0, 0, "")

@@ -11,9 +11,9 @@ import pytest
 
 from fp8lab.cli.main import main
 from fp8lab.codecs import encode
-from fp8lab.formats import FORMATS
 from fp8lab.gates import GateStatus, run_g1
 from fp8lab.kernels import BUILTIN_KERNELS, FunctionKernel, static_scale
+from fp8lab.specs.formats import FORMATS
 from tests.meta import cli_kernels
 
 pytestmark = pytest.mark.process
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.process
 # Transcribed from the sources each policy cites (fp8-facts §2, §3, §4; schemes-and-order §1):
 # (code for +NaN input, code for -NaN input).
 POLICY_CODES = {
-    "vllm-cpp": (0x7F, 0x7F),  # vllm.cpp F32ToFp8 step 1: NaN -> 0x7F, sign dropped
+    "canonical": (0x7F, 0x7F),  # vllm.cpp F32ToFp8 step 1: NaN -> 0x7F, sign dropped
     "keep-sign": (0x7F, 0xFF),  # ml_dtypes astype / torch cast: NaN keeps its sign
     "clamp-pos": (0x7E, 0x7E),  # vLLM CUDA fmaxf(-448, fminf(x, 448)): NaN -> +448
     "clamp-neg": (0xFE, 0xFE),  # vLLM per-token-group fminf(fmaxf(x, -448), 448): NaN -> -448
@@ -60,12 +60,11 @@ def _policy_kernel(pos: int, neg: int) -> Any:
 
 
 def test_a_numeric_code_cannot_whitelist_nan_to_zero() -> None:
-    # Before the fix this kernel PASSED G1, and gates.json said a plain PASS.
     with pytest.raises(ValueError, match="nan_policy"):
         run_g1(FunctionKernel("nan_to_zero", cli_kernels.nan_to_zero))
     undeclared = _with(cli_kernels.nan_to_zero)
     result = run_g1(FunctionKernel("nan_to_zero", undeclared))
-    assert result.status is GateStatus.FAIL and result.nan_policy == "vllm-cpp"
+    assert result.status is GateStatus.FAIL and result.nan_policy == "canonical"
 
 
 def test_a_name_outside_the_set_is_an_error() -> None:
@@ -95,7 +94,7 @@ def test_a_keep_sign_kernel_passes_when_declared_and_the_record_says_so() -> Non
 
 def test_a_nan_code_failure_lists_offenders_and_says_how_to_declare() -> None:
     result = run_g1(FunctionKernel("keeps_sign", cli_kernels.keep_sign_undeclared))
-    assert result.status is GateStatus.FAIL and result.nan_policy == "vllm-cpp"
+    assert result.status is GateStatus.FAIL and result.nan_policy == "canonical"
     assert "nan_policy" in result.reason and "--nan-policy" in result.reason
     nan_rows = [o for o in result.first_offenders if o.word_class == "special"]
     assert nan_rows and all((o.got, o.want) == ("0xff", "0x7f") for o in nan_rows)
@@ -104,9 +103,17 @@ def test_a_nan_code_failure_lists_offenders_and_says_how_to_declare() -> None:
 
 def test_the_builtins_declare_their_policy_by_name() -> None:
     assert run_g1(BUILTIN_KERNELS["upstream"]).nan_policy == "clamp-pos"
-    assert run_g1(BUILTIN_KERNELS["vllm_cpp"]).nan_policy == "vllm-cpp"
-    legacy = _with(BUILTIN_KERNELS["upstream"].quantize, nan_input_code=0x7E)
-    assert run_g1(FunctionKernel("legacy", legacy)).nan_policy == "clamp-pos"
+    assert run_g1(BUILTIN_KERNELS["vllm_cpp"]).nan_policy == "canonical"
+
+
+def test_a_policy_passed_to_g1_is_the_one_it_holds_the_kernel_to() -> None:
+    upstream = BUILTIN_KERNELS["upstream"]  # declares clamp-pos: NaN -> 0x7E
+    assert run_g1(upstream, nan_policy="clamp-pos").status is GateStatus.PASS
+    held = run_g1(upstream, nan_policy="canonical")  # the argument, not the attribute
+    assert held.status is GateStatus.FAIL and held.nan_policy == "canonical"
+    assert "NaN inputs break NaN policy 'canonical'" in held.reason
+    with pytest.raises(ValueError, match="NaN policy"):
+        run_g1(upstream, nan_policy="vllm-cpp")
 
 
 def test_cli_declares_records_and_prints_the_policy(

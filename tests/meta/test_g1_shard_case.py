@@ -16,7 +16,7 @@ import fp8lab.kernels.scale as scale_module
 from fp8lab.gates import GateStatus, run_g1
 from fp8lab.gates.g1 import G1_SHARD_SCALES
 from fp8lab.kernels import BUILTIN_KERNELS, FunctionKernel, reciprocal
-from fp8lab.kernels.inputs import widen_activation
+from fp8lab.kernels.quant_inputs import widen_activation
 from fp8lab.mutants.catalogue import CATALOGUE
 from fp8lab.mutants.runner import run_catalogue
 
@@ -36,7 +36,7 @@ def test_a_collapse_regression_in_the_kernel_side_helper_turns_g1_red(
         "collapse_shard_scales",
         lambda scales: np.float32(wrong([np.float32(v) for v in np.ravel(scales)])),
     )
-    result = run_g1(BUILTIN_KERNELS["vllm_cpp"])
+    result = run_g1(BUILTIN_KERNELS["vllm_cpp"], shard_scales=G1_SHARD_SCALES)
     assert result.status is GateStatus.FAIL
     assert _failed_cases(result) == set(_SHARD_CASES)
     assert result.assertions_failed >= 3
@@ -49,7 +49,9 @@ def test_the_kernel_receives_the_shard_scales_themselves() -> None:
         seen.append(np.array(s, copy=True))
         return BUILTIN_KERNELS["vllm_cpp"].quantize(x, s)
 
-    assert run_g1(FunctionKernel("spy", spy)).status is GateStatus.PASS
+    assert (
+        run_g1(FunctionKernel("spy", spy), shard_scales=G1_SHARD_SCALES).status is GateStatus.PASS
+    )
     shards = [s for s in seen if np.ndim(s) == 1 and np.size(s) > 1]
     assert len(shards) == 2
     assert all(
@@ -61,7 +63,7 @@ def test_a_kernel_that_cannot_take_shard_scales_fails_the_shard_case() -> None:
     def scalar_only(x: np.ndarray, s: Any) -> np.ndarray:
         return BUILTIN_KERNELS["vllm_cpp"].encoder(widen_activation(x) * reciprocal(s))
 
-    result = run_g1(FunctionKernel("scalar_only", scalar_only))
+    result = run_g1(FunctionKernel("scalar_only", scalar_only), shard_scales=G1_SHARD_SCALES)
     assert result.status is GateStatus.FAIL and "s=max" in result.reason
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from fp8lab.cli.main import main
 from fp8lab.gates import GateStatus, run_g3_report
-from fp8lab.gemm import FunctionMatmulKernel
+from fp8lab.kernels.matmul_protocol import FunctionMatmulKernel
 from fp8lab.mutants.gemm_mutants import (
     accumulates_in_bf16,
     folds_weight_scale_only,

@@ -1,7 +1,7 @@
 """Test the testers: G3 takes any MatmulKernel object, checks the model it declares, names outputs.
 
 A kernel object declares the model it claims in ``spec`` (any accumulation in
-``fp8lab.gemm.MODELS``, either epilogue). G3 checks that model and says which
+``fp8lab.kernels.matmul_models.MODELS``, either epilogue). G3 checks that model and says which
 one in its reason; a spec it cannot read is a FAIL with the reason, never a
 silent fall back to the default model. Offenders name the output ``out[i,j]``.
 """
@@ -15,14 +15,10 @@ from typing import Any
 import numpy as np
 
 from fp8lab.gates import GateStatus, run_g3
-from fp8lab.gemm import (
-    SEED_CASES,
-    MatmulKernel,
-    MatmulSpec,
-    apply_epilogue,
-    decode_operands,
-    validate_matmul_args,
-)
+from fp8lab.kernels.matmul_epilogue import apply_epilogue
+from fp8lab.kernels.matmul_model import decode_operands
+from fp8lab.kernels.matmul_protocol import MatmulKernel, MatmulSpec, validate_matmul_args
+from fp8lab.populations.gemm import SEED_CASES
 
 
 def _tree_sum(a_codes: np.ndarray, b_codes: np.ndarray) -> np.ndarray:

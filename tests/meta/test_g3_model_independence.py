@@ -16,11 +16,12 @@ import pytest
 
 from fp8lab.codecs import decode
 from fp8lab.gates import GateStatus, run_g3
-from fp8lab.gemm import BUILTIN_MATMUL_KERNELS, SEED_CASES, g3_operands
-from fp8lab.gemm import epilogue as kernel_epilogue
-from fp8lab.gemm import kernels as kernel_port
-from fp8lab.gemm.epilogue import BF16
-from fp8lab.gemm.ulp import bits_differ
+from fp8lab.gates.ulp import bits_differ
+from fp8lab.kernels import matmul as kernel_port
+from fp8lab.kernels import matmul_epilogue as kernel_epilogue
+from fp8lab.kernels.matmul import BUILTIN_MATMUL_KERNELS
+from fp8lab.kernels.matmul_epilogue import BF16
+from fp8lab.populations.gemm import SEED_CASES, g3_operands
 
 # The planted bodies run in the globals of the module they are planted in.
 __all__ = ["BF16", "decode"]

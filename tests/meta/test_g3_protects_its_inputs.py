@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from fp8lab.gates import GateStatus, run_g3
-from fp8lab.gemm import FunctionMatmulKernel, matmul_vllm_cpp
+from fp8lab.kernels.matmul import matmul_vllm_cpp
+from fp8lab.kernels.matmul_protocol import FunctionMatmulKernel
 
 MatmulFn = Callable[[np.ndarray, np.ndarray, Any, Any, str], np.ndarray]
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fp8lab.compare import assert_bitexact, assert_max_ulp, compare_codes
-from fp8lab.exhaustive import run_exhaustive
-from fp8lab.formats import FORMATS
 from fp8lab.gates import GateStatus, run_g1
+from fp8lab.gates.compare import assert_bitexact, assert_max_ulp, compare_codes
 from fp8lab.kernels import FunctionKernel
 from fp8lab.kernels.planted import PLANTED_DEFECTS as PLANTED
+from fp8lab.specs.formats import FORMATS
+from fp8lab.sweeps.exhaustive import run_exhaustive
+from fp8lab.sweeps.range_run import RangeRun
 from tests.defects import always_zero, raises, returns_float
 
 # Which word classes each defect must trip, at the least.
@@ -49,9 +50,7 @@ def test_exhaustive_goes_red_on_a_planted_defect() -> None:
         "scan",
         "e4m3fn",
         saturate=True,
-        start=0x3F80_0000,
-        stop=0x3F90_0000,
-        workers=1,
+        run=RangeRun(start=0x3F80_0000, stop=0x3F90_0000, workers=1),
     )
     assert record.status == "FAIL" and record.mismatches > 0
 

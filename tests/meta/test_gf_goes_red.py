@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from fp8lab.chains.ports import PORTS
 from fp8lab.gates import GateStatus
 from fp8lab.gates.gf import run_gf
+from fp8lab.kernels.chain import PORTS
 from tests.meta.chain_defects import DEFECTS
 
 CPP = "vllm-cpp-standalone-rmsnorm-fp8"

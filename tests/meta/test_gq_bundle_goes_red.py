@@ -23,8 +23,8 @@ import pytest
 from fp8lab.bundle import bundle_cases, load_bundle
 from fp8lab.cli.main import main
 from fp8lab.gates import run_gq
-from fp8lab.kernels.shared import ABI_HEADER
-from fp8lab.schemes.port import SCHEME_PORTS, nvfp4_quant
+from fp8lab.kernels.scheme import SCHEME_PORTS, nvfp4_quant
+from fp8lab.kernels.sources.shared_abi import ABI_HEADER
 from tests.meta.bundle_helpers import RUNNER, cases, flip
 
 pytestmark = pytest.mark.process

@@ -1,7 +1,7 @@
 """``fp8lab gates --gate GQ --kernel``: a planted defect goes red through the real command.
 
 The command runs in a real process and the kernel in its child
-(``fp8lab.cli.gate_child``): a wrong rule, a kernel that ends its process or
+(``fp8lab.kernels.sources.isolated``): a wrong rule, a kernel that ends its process or
 raises ``SystemExit``, and one that writes into its input each give exit
 status 1 and a FAIL row naming the reason; the same harness passes the right
 kernel (exit 0). Bad ``--scheme``/``--rule`` values are one line and status 2.
@@ -27,7 +27,7 @@ KERNELS = """
 import os
 import signal
 
-from fp8lab.schemes.port import scheme_quant
+from fp8lab.kernels.scheme import scheme_quant
 
 
 def right(x):
@@ -129,7 +129,7 @@ def test_a_defective_kernel_is_a_fail_row_with_the_reason(
         (["--kernel", "gqk:right", "--scheme", "per-token"], "--scheme and --rule"),
         (["--kernel", "./libq.so:f", "--scheme", "mxfp8", "--rule", "rceil"], "no such file"),
         (["--kernel", "gqk:no_such_func", "--scheme", "mxfp8", "--rule", "rceil"], "gqk"),
-        (["--nan-policy", "vllm-cpp", "--kernel", "gqk:right"], "G1 and G2 only"),
+        (["--nan-policy", "canonical", "--kernel", "gqk:right"], "G1 and G2 only"),
     ],
 )
 def test_bad_gq_options_are_one_line_and_status_2(

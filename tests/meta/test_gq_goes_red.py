@@ -9,8 +9,9 @@ import pytest
 
 from fp8lab.gates import GateStatus, run_gq
 from fp8lab.gates.gq import _verdict
-from fp8lab.schemes import NVFP4_RULES, RULES, Apply, Clamp, Nvfp4Order, Pow2
-from fp8lab.schemes.port import scheme_quant
+from fp8lab.kernels.scheme import scheme_quant
+from fp8lab.specs.nvfp4_rules import NVFP4_RULES, Nvfp4Order
+from fp8lab.specs.scale_rules import RULES, Apply, Clamp, Pow2
 
 # rule -> (scheme, planted defect), the bug classes of issue 12 §5
 PLANTED = {
@@ -93,7 +94,7 @@ def test_vacuity_guards() -> None:
 
 
 def test_gq_that_examined_nothing_fails_through_its_api() -> None:
-    from fp8lab.schemes.port import SCHEME_PORTS
+    from fp8lab.kernels.scheme import SCHEME_PORTS
 
     record = run_gq(SCHEME_PORTS["rceil"], scheme="mxfp8", rule="rceil", input_dtypes=[])
     assert record.status is GateStatus.FAIL and record.reason == "examined nothing"

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from fp8lab.cli.main import main
-from fp8lab.kernels.shared import ABI_HEADER
+from fp8lab.kernels.sources.shared_abi import ABI_HEADER
 from tests.meta.bundle_helpers import RUNNER
 
 pytestmark = pytest.mark.process

@@ -24,9 +24,9 @@ import pytest
 from fp8lab.cli.main import main
 from fp8lab.codecs import decode, encode
 from fp8lab.gates import GateStatus, run_gq
-from fp8lab.schemes import NVFP4_RULES, Nvfp4Inverse, Nvfp4Order
-from fp8lab.schemes.populations import NVFP4_FUSED_SPLIT_AMAX_BITS, NVFP4_SPLIT_AMAX_BITS
-from fp8lab.schemes.port import SCHEME_PORTS, nvfp4_block_scales, nvfp4_quant
+from fp8lab.kernels.scheme import SCHEME_PORTS, nvfp4_block_scales, nvfp4_quant
+from fp8lab.populations.schemes import NVFP4_FUSED_SPLIT_AMAX_BITS, NVFP4_SPLIT_AMAX_BITS
+from fp8lab.specs.nvfp4_rules import NVFP4_RULES, Nvfp4Inverse, Nvfp4Order
 
 pytestmark = pytest.mark.process
 
@@ -130,7 +130,7 @@ def test_a_kernel_without_the_global_scale_argument_fails_every_call() -> None:
 
 NVK = """
 import numpy as np
-from fp8lab.schemes.port import SCHEME_PORTS
+from fp8lab.kernels.scheme import SCHEME_PORTS
 
 def nan_zero(x, global_amax):
     codes, scales = SCHEME_PORTS["te-nvfp4-divide"](x, global_amax)

@@ -1,7 +1,7 @@
 """Issue 12 §3: GQ checks a real NVFP4 library through ``fp8lab_nvfp4_quant``.
 
 ``examples/kernels/nvfp4_quant.cpp`` (a C++ port of TransformerEngine's rowwise
-NVFP4 cast, one symbol per rule of :mod:`fp8lab.schemes.nvfp4_rules`) is built
+NVFP4 cast, one symbol per rule of :mod:`fp8lab.specs.nvfp4_rules`) is built
 by g++ once per module, correct and with each planted defect switched on by
 ``-D``. GQ passes each symbol under its rule (``fp8lab gates`` in a real process
 for te-nvfp4-divide) and fails every planted defect.
@@ -18,7 +18,7 @@ import pytest
 
 from fp8lab.gates import GateStatus, run_gq
 from fp8lab.kernels import load_shared
-from fp8lab.kernels.shared import ABI_HEADER
+from fp8lab.kernels.sources.shared_abi import ABI_HEADER
 from tests.meta.gates_subprocess import run_gates
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ import pytest
 from fp8lab.cli.main import main
 from fp8lab.gates import GateStatus, run_gq
 from fp8lab.kernels import load_shared
-from fp8lab.kernels.shared import ABI_HEADER, SharedKernelError
+from fp8lab.kernels.sources.shared_abi import ABI_HEADER, SharedKernelError
 from tests.meta.gates_subprocess import run_gates
 
 ROOT = Path(__file__).resolve().parents[2]

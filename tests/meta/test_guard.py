@@ -3,7 +3,7 @@ import os
 import numpy as np
 import pytest
 
-from fp8lab.guard import KernelFaultError, call_kernel, private_readonly
+from fp8lab.runtime.guard import KernelFaultError, call_kernel, private_readonly
 
 
 def test_kernel_writing_into_its_input_gets_a_clear_error_and_changes_nothing():

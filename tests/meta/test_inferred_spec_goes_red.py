@@ -9,11 +9,12 @@ import pytest
 
 from fp8lab.gates import run_g3_report
 from fp8lab.gates.g3_spec import declared_spec
-from fp8lab.gemm import G3Case, matmul_vllm_cpp
-from fp8lab.gemm.order import ProbeError, inferred_spec, sequential_tree
-from fp8lab.gemm.protocol import FunctionMatmulKernel, MatmulSpec
+from fp8lab.kernels.matmul import matmul_vllm_cpp
+from fp8lab.kernels.matmul_protocol import FunctionMatmulKernel, MatmulSpec
+from fp8lab.order import ProbeError, inferred_spec, sequential_tree
+from fp8lab.populations.gemm import G3Case
 from fp8lab.refs.gemm_tree import tree_accumulate
-from tests.gemm.order.prescaled_kernels import lanes_prescaled
+from tests.order.prescaled_kernels import lanes_prescaled
 
 CASES = [G3Case(4, 32, 64, 11, 0.035, 0.017, "f32"), G3Case(8, 16, 32, 12, 0.13, 0.77, "f32")]
 SHAPES = [(c.m, c.n, c.k) for c in CASES]

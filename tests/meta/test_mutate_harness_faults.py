@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from fp8lab.gates.records import MutantVerdict
 from fp8lab.kernels import FunctionKernel, quant_static
-from fp8lab.mutants.harness import Verdict, judge
+from fp8lab.mutants.harness import judge
 from fp8lab.mutants.runner import gate_runners
 
 RUNNERS = gate_runners(["G1"])
@@ -39,13 +40,13 @@ def _clips_in_place_then_quantizes(x: np.ndarray, scale: Any) -> np.ndarray:
 
 def test_a_mutant_writing_into_its_input_after_the_call_changes_no_verdict() -> None:
     clean, scribbler = _judged(quant_static), _judged(_scribbles_then_quantizes)
-    assert clean.verdict is scribbler.verdict is Verdict.SURVIVED
+    assert clean.verdict is scribbler.verdict is MutantVerdict.SURVIVED
     assert scribbler.failed_assertions == 0 and scribbler.assertions == clean.assertions
 
 
 def test_a_mutant_that_corrupts_its_input_first_is_killed() -> None:
     result = _judged(_clips_in_place_then_quantizes)
-    assert result.verdict is Verdict.KILLED and result.failed_assertions > 0
+    assert result.verdict is MutantVerdict.KILLED and result.failed_assertions > 0
 
 
 @pytest.mark.parametrize("fault", [RuntimeError("boom"), SystemExit(0), SystemExit(3)])
@@ -54,4 +55,4 @@ def test_a_mutant_that_raises_or_exits_is_killed_not_a_crash(fault: BaseExceptio
         raise fault
 
     result = _judged(raising)
-    assert result.verdict is Verdict.KILLED and result.failed_assertions == result.assertions
+    assert result.verdict is MutantVerdict.KILLED and result.failed_assertions == result.assertions

@@ -11,12 +11,12 @@ from __future__ import annotations
 import pytest
 
 import fp8lab.mutants.runner as runner
-from fp8lab.gemm.kernels import MATMUL_VARIANTS
+from fp8lab.gates.records import MutantVerdict
+from fp8lab.kernels.matmul import MATMUL_VARIANTS
 from fp8lab.mutants.gemm_mutants import GEMM_BUILDERS
-from fp8lab.mutants.harness import Verdict
 from fp8lab.mutants.quant_mutants import QUANT_BUILDERS
 
-EPILOGUE = "fp8lab.gemm.epilogue"
+EPILOGUE = "fp8lab.kernels.matmul_epilogue"
 
 
 def test_a_module_whose_unmutated_kernels_fail_is_refused(
@@ -45,7 +45,7 @@ def test_a_restored_quant_kernel_that_fails_is_refused(monkeypatch: pytest.Monke
 @pytest.mark.slow
 def test_every_epilogue_mutant_is_killed_by_g3() -> None:
     results = runner.run_source(("G3",), modules=[EPILOGUE])
-    survivors = [r.id for r in results if r.verdict is not Verdict.KILLED]
+    survivors = [r.id for r in results if r.verdict is not MutantVerdict.KILLED]
     assert results and not survivors
     # The swap_ab cut's own sites (comparison, axis) are killed by the one case
     # either side of it (M = 64, M = 65), so their margins are thin. The bound

@@ -21,12 +21,12 @@ import pytest
 
 from fp8lab.cli.main import main
 from fp8lab.evidence import EvidenceRun, staleness
-from fp8lab.evidence import notebooks as runner
+from fp8lab.evidence import execute as runner
+from fp8lab.evidence.execute import NotebookRunError
 from fp8lab.evidence.index import front_page
-from fp8lab.evidence.notebooks import NotebookRunError
-from fp8lab.evidence.run_dir import write_atomic
-from fp8lab.exhaustive import ALL_PATTERNS
-from fp8lab.exit_codes import EXIT_CODES
+from fp8lab.runtime.atomic import write_atomic
+from fp8lab.runtime.exit_codes import EXIT_CODES
+from fp8lab.sweeps.range_run import ALL_PATTERNS
 from tests.evidence.front_fixtures import table_rows
 from tests.notebooks.conftest import write_notebook
 

@@ -9,7 +9,7 @@ from functools import partial
 import numpy as np
 import pytest
 
-from fp8lab.gemm.order import (
+from fp8lab.order import (
     F32MatmulProbe,
     ProbeError,
     SumProbe,
@@ -21,9 +21,9 @@ from fp8lab.gemm.order import (
     split_k_tree,
     tree_from_nested,
 )
-from fp8lab.gemm.order.siblings import SiblingTest
-from fp8lab.guard import KernelFaultError
+from fp8lab.order.siblings import SiblingTest
 from fp8lab.refs import gemm_accumulators as ga
+from fp8lab.runtime.guard import KernelFaultError
 
 
 def test_a_planted_order_change_changes_the_tree() -> None:
@@ -71,8 +71,9 @@ def test_a_kernel_that_raises_or_writes_its_input_faults() -> None:
 
 def test_g3_goes_red_when_a_kernel_claims_the_fused_model_but_sums_in_float32() -> None:
     from fp8lab.gates import run_g3_report
-    from fp8lab.gemm import SEED_CASES, matmul_vllm_cpp
-    from fp8lab.gemm.protocol import FunctionMatmulKernel, MatmulSpec
+    from fp8lab.kernels.matmul import matmul_vllm_cpp
+    from fp8lab.kernels.matmul_protocol import FunctionMatmulKernel, MatmulSpec
+    from fp8lab.populations.gemm import SEED_CASES
 
     spec = MatmulSpec(accumulation="fused_32_e8m13")
     liar = FunctionMatmulKernel("sequential_claims_fused", matmul_vllm_cpp, spec)
@@ -85,9 +86,9 @@ def test_g3_goes_red_when_a_kernel_claims_the_fused_model_but_sums_in_float32() 
 @pytest.mark.parametrize("m", [32, 96])
 def test_g3_goes_red_when_the_epilogue_order_is_not_the_declared_one(m: int) -> None:
     from fp8lab.gates import run_g3_report
-    from fp8lab.gemm import G3Case, MatmulSpec, matmul_upstream
-    from fp8lab.gemm.kernels import PortedMatmulKernel
-    from fp8lab.gemm.protocol import FunctionMatmulKernel
+    from fp8lab.kernels.matmul import PortedMatmulKernel, matmul_upstream
+    from fp8lab.kernels.matmul_protocol import FunctionMatmulKernel, MatmulSpec
+    from fp8lab.populations.gemm import G3Case
 
     # below the cut vLLM CUTLASS applies s_w first, above it s_in first: a
     # kernel that never swaps is wrong below, one that always swaps is wrong above

@@ -8,13 +8,13 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from fp8lab.gemm.order import F32MatmulProbe, SumTree, pairwise_tree, sequential_tree
-from fp8lab.gemm.order.grid import GridProbe
-from fp8lab.gemm.order.per_position import check_classes, infer_positions, judge
-from fp8lab.gemm.order.positions import PositionClass
-from fp8lab.gemm.order.reproduce import Reproduction
-from fp8lab.gemm.order.run import tree_matmul
-from tests.gemm.order.row_kernels import by_sign, reversed_tree, three_tiles
+from fp8lab.order import F32MatmulProbe, SumTree, pairwise_tree, sequential_tree
+from fp8lab.order.grid import GridProbe
+from fp8lab.order.per_position import check_classes, infer_positions, judge
+from fp8lab.order.positions import PositionClass
+from fp8lab.order.reproduce import Reproduction
+from fp8lab.order.run import tree_matmul
+from tests.order.row_kernels import by_sign, reversed_tree, three_tiles
 
 K = 16
 

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
+README = (ROOT / "docs" / "manual.md").read_text()
 CITED = sorted(set(re.findall(r"results/(?:failed/)?[a-z_0-9]+/\d{8}T\d{6}\d*Z-[^`\s)/]+", README)))
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fp8lab.cli.main import build_parser
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "manual.md"
 
 
 def test_readme_exit_table_covers_every_subcommand() -> None:

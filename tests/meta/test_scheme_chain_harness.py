@@ -14,14 +14,15 @@ import numpy as np
 import pytest
 
 import fp8lab.mutants.runner as runner
+from fp8lab.gates.records import MutantVerdict
+from fp8lab.kernels import scheme as port
 from fp8lab.mutants import chain_mutants, scheme_mutants
 from fp8lab.mutants.catalogue import CATALOGUE
 from fp8lab.mutants.chain_mutants import ChainMutant, chain_subject
-from fp8lab.mutants.harness import Verdict, judge
+from fp8lab.mutants.harness import judge
 from fp8lab.mutants.patch import SourcePatch
 from fp8lab.mutants.scheme_mutants import SchemeMutant, SchemeSubject, scheme_subjects
-from fp8lab.schemes import port
-from fp8lab.schemes.populations import scheme_population
+from fp8lab.populations.schemes import scheme_population
 
 RUNNERS = runner.gate_runners(["GQ", "GF"])
 GQ24, GF80 = {"GQ": 24}, {"GF": 80}  # the unmutated ports' case counts
@@ -31,7 +32,7 @@ def test_the_unmutated_scheme_port_survives() -> None:
     noop = SchemeMutant((("per-group", "vllm-per-group"), ("mxfp8", "rceil")), ())
     build = partial(scheme_subjects, "noop", noop)
     result = judge("noop", "no edit", "scheme", build, RUNNERS, GQ24)
-    assert result.built and result.verdict is Verdict.SURVIVED
+    assert result.built and result.verdict is MutantVerdict.SURVIVED
     assert result.failed_assertions == result.moved_words == 0 and result.assertions == 48
     assert not result.case_count_changed
 
@@ -39,16 +40,16 @@ def test_the_unmutated_scheme_port_survives() -> None:
 def test_the_unmutated_chain_port_survives() -> None:
     noop = ChainMutant("vllm-cpp-standalone-rmsnorm-fp8", ())
     result = judge("noop", "no edit", "chain", partial(chain_subject, "noop", noop), RUNNERS, GF80)
-    assert result.built and result.verdict is Verdict.SURVIVED
+    assert result.built and result.verdict is MutantVerdict.SURVIVED
     assert result.failed_assertions == 0 and result.assertions == 80
 
 
 def test_a_stale_edit_is_incompetent_not_the_port() -> None:
     stale = SchemeMutant((("per-group", "vllm-per-group"),), (("no such text", "x"),))
     result = judge("stale", "stale", "scheme", partial(scheme_subjects, "s", stale), RUNNERS, GQ24)
-    assert result.verdict is Verdict.INCOMPETENT and "occurs 0 times" in result.build_error
+    assert result.verdict is MutantVerdict.INCOMPETENT and "occurs 0 times" in result.build_error
     with pytest.raises(ValueError, match="occurs 2 times"):
-        SourcePatch("fp8lab.chains.ports", (('t["silu"] = a = _silu_f32(g)\n', ""),)).text()
+        SourcePatch("fp8lab.kernels.chain", (('t["silu"] = a = _silu_f32(g)\n', ""),)).text()
 
 
 def test_an_unmutated_port_that_fails_stops_the_run(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,11 +13,13 @@ import dataclasses
 import numpy as np
 import pytest
 
+from fp8lab.kernels import scheme as port_module
+from fp8lab.kernels.scheme import nvfp4_block_scales, scheme_quant
+from fp8lab.populations.schemes import scheme_population
 from fp8lab.refs.schemes import reference_nvfp4_block_scales, reference_scheme_quant
-from fp8lab.schemes import NVFP4_RULES, RULES, Apply, Clamp, Pow2
-from fp8lab.schemes import port as port_module
-from fp8lab.schemes.populations import scheme_population
-from fp8lab.schemes.port import nvfp4_block_scales, scheme_quant
+from fp8lab.specs.nvfp4_rules import NVFP4_RULES
+from fp8lab.specs.scale_rules import RULES, Apply, Clamp, Pow2
+from fp8lab.sweeps.range_run import RangeRun
 
 DEFECTS = {
     "vllm-per-tensor": {"clamp": Clamp.MAX_THEN_MIN},  # swapped clamp order: NaN -> -448
@@ -83,10 +85,14 @@ def test_nvfp4_formula_swap_goes_red(true: str, planted: str) -> None:
 
 def test_a_planted_sweep_defect_goes_red(monkeypatch: pytest.MonkeyPatch) -> None:
     """The sweep's log2 model with every threshold off by one changes the count."""
-    from fp8lab.schemes import amax_sweep
+    from fp8lab.sweeps import amax as amax_sweep
 
-    true_count = amax_sweep.sweep_pair("log2-vs-bits-ceil", start=0x4C00_0000, stop=0x5000_0000)
+    true_count = amax_sweep.sweep_pair(
+        "log2-vs-bits-ceil", run=RangeRun(start=0x4C00_0000, stop=0x5000_0000)
+    )
     shifted = amax_sweep.ceil_thresholds() + 1
     monkeypatch.setattr(amax_sweep, "ceil_thresholds", lambda: shifted)
-    planted = amax_sweep.sweep_pair("log2-vs-bits-ceil", start=0x4C00_0000, stop=0x5000_0000)
+    planted = amax_sweep.sweep_pair(
+        "log2-vs-bits-ceil", run=RangeRun(start=0x4C00_0000, stop=0x5000_0000)
+    )
     assert true_count.differ > 0 and planted.differ != true_count.differ

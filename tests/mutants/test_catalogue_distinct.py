@@ -17,12 +17,12 @@ import pytest
 
 from fp8lab.gates.g1 import G1_SCALES, G1_SHARD_SCALES
 from fp8lab.gates.g3 import g3_cases
-from fp8lab.gemm.population import g3_operands
 from fp8lab.kernels import BUILTIN_KERNELS
 from fp8lab.mutants.catalogue import CATALOGUE
 from fp8lab.mutants.gemm_mutants import GEMM_BUILDERS, builtin_gemm_kernel
 from fp8lab.mutants.quant_mutants import QUANT_BUILDERS, clamp_after_round, nan_keeps_sign
 from fp8lab.populations import g1_population
+from fp8lab.populations.gemm import g3_operands
 
 SAMPLE_SEED = 424242
 

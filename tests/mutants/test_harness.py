@@ -10,9 +10,10 @@ import pytest
 import fp8lab.kernels.f32tofp8 as f32tofp8_module
 from fp8lab.cli.main import main
 from fp8lab.gates import run_g1
+from fp8lab.gates.records import MutantVerdict
 from fp8lab.kernels import BUILTIN_KERNELS, FunctionKernel, quant_static
 from fp8lab.mutants.catalogue import CATALOGUE, SEED_NOTES, SEED_TABLE
-from fp8lab.mutants.harness import MutantResult, Verdict, judge
+from fp8lab.mutants.harness import MutantResult, judge
 from fp8lab.mutants.quant_mutants import QUANT_BUILDERS
 from fp8lab.mutants.report import check_equivalent, mutation_report
 from fp8lab.mutants.runner import gate_runners, load_equivalents, run_catalogue
@@ -29,7 +30,7 @@ def judged(build: object) -> MutantResult:
 
 def test_a_no_op_mutant_survives() -> None:
     result = judged(lambda: FunctionKernel("noop", quant_static))
-    assert result.verdict is Verdict.SURVIVED
+    assert result.verdict is MutantVerdict.SURVIVED
     assert result.failed_assertions == 0 and result.assertions == 96
 
 
@@ -38,20 +39,20 @@ def test_a_mutant_that_cannot_be_built_is_incompetent() -> None:
         raise ImportError("mutant module failed to import")
 
     result = judged(broken_import)
-    assert result.verdict is Verdict.INCOMPETENT and not result.built
+    assert result.verdict is MutantVerdict.INCOMPETENT and not result.built
     assert "ImportError" in result.build_error
 
 
 def test_m0_is_killed_never_passed() -> None:
     result = judged(QUANT_BUILDERS["M0"])
-    assert result.verdict is Verdict.KILLED
+    assert result.verdict is MutantVerdict.KILLED
     assert result.failed_assertions == result.assertions == 96
     assert result.killed_by == ("G1",)
 
 
 def test_thin_margins_are_flagged() -> None:
     result = judge("M2", "divide", "quant", QUANT_BUILDERS["M2"], RUNNERS, BASELINE, threshold=9)
-    assert result.verdict is Verdict.KILLED and result.margin == 8 and result.thin
+    assert result.verdict is MutantVerdict.KILLED and result.margin == 8 and result.thin
 
 
 def test_no_applicable_gate_is_an_error() -> None:
@@ -62,9 +63,9 @@ def test_no_applicable_gate_is_an_error() -> None:
 
 
 def test_every_gemm_mutant_changes_behaviour() -> None:
-    from fp8lab.gemm import BUILTIN_MATMUL_KERNELS
-    from fp8lab.gemm.population import SEED_CASES, g3_operands
+    from fp8lab.kernels.matmul import BUILTIN_MATMUL_KERNELS
     from fp8lab.mutants.gemm_mutants import GEMM_BUILDERS
+    from fp8lab.populations.gemm import SEED_CASES, g3_operands
 
     a, b = g3_operands(SEED_CASES[0])
     b[0, 0] = 0x7F  # a NaN code in B row 0, for the mutant that decodes it as 480
@@ -94,9 +95,9 @@ def test_every_catalogue_mutant_changes_behaviour(spec: object) -> None:
 def test_catalogue_is_killed_with_margin_and_strengthening_is_recorded() -> None:
     after = {r.id: r for r in run_catalogue(["G1", "G3"])}
     assert {"M5a", "M5b", "K16"} <= set(after)
-    assert all(r.verdict is Verdict.KILLED and r.margin >= 3 for r in after.values())
+    assert all(r.verdict is MutantVerdict.KILLED and r.margin >= 3 for r in after.values())
     before = {r.id: r for r in run_catalogue(["G1"], special_words=False)}
-    survived_before = {k for k, r in before.items() if r.verdict is Verdict.SURVIVED}
+    survived_before = {k for k, r in before.items() if r.verdict is MutantVerdict.SURVIVED}
     assert survived_before == {"K03", "K04", "K12"}  # NaN policy; the shard case
     assert set(SEED_TABLE) >= {"M0", "M1", "M2", "M3", "M4"} and set(SEED_NOTES) == set(SEED_TABLE)
 

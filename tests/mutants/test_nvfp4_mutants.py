@@ -10,11 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fp8lab.gates.records import MutantVerdict
+from fp8lab.kernels.scheme import nvfp4_quant
 from fp8lab.mutants.catalogue import CATALOGUE
-from fp8lab.mutants.harness import MutantResult, Verdict
+from fp8lab.mutants.harness import MutantResult
 from fp8lab.mutants.runner import run_catalogue
 from fp8lab.mutants.scheme_mutants import NVFP4_MUTANTS, SCHEME_BUILDERS
-from fp8lab.schemes.port import nvfp4_quant
 
 NVFP4 = [m for m in CATALOGUE if m.build in NVFP4_MUTANTS]
 F32 = np.float32
@@ -49,7 +50,7 @@ def judged() -> dict[str, MutantResult]:
 @pytest.mark.parametrize("spec", NVFP4, ids=lambda m: m.id)
 def test_killed_by_gq_with_margin(spec: object, judged: dict[str, MutantResult]) -> None:
     result = judged[spec.id]  # type: ignore[attr-defined]
-    assert result.built and result.verdict is Verdict.KILLED, result.build_error
+    assert result.built and result.verdict is MutantVerdict.KILLED, result.build_error
     assert result.margin >= 3 and not result.thin and result.killed_by == ("GQ",)
     assert result.moved_words > 0 and not result.case_count_changed
-    assert result.diff.startswith("--- fp8lab.schemes.port") and "\n+" in result.diff
+    assert result.diff.startswith("--- fp8lab.kernels.scheme") and "\n+" in result.diff

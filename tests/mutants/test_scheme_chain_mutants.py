@@ -16,14 +16,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from fp8lab.chains import ports as chain_ports_module
 from fp8lab.cli.main import build_parser, main
+from fp8lab.gates.records import MutantVerdict
+from fp8lab.kernels import chain as chain_ports_module
+from fp8lab.kernels import scheme as scheme_port_module
 from fp8lab.mutants.catalogue import CATALOGUE
 from fp8lab.mutants.chain_mutants import CHAIN_MUTANTS
-from fp8lab.mutants.harness import MutantResult, Verdict
+from fp8lab.mutants.harness import MutantResult
 from fp8lab.mutants.runner import run_catalogue
 from fp8lab.mutants.scheme_mutants import SCHEME_MUTANTS
-from fp8lab.schemes import port as scheme_port_module
 
 NEW = [m for m in CATALOGUE if m.target in ("scheme", "chain")]
 GATE = {"scheme": "GQ", "chain": "GF"}
@@ -59,7 +60,7 @@ def test_only_the_new_targets_run_under_gq_and_gf(judged: dict[str, MutantResult
 @pytest.mark.parametrize("spec", NEW, ids=lambda m: m.id)
 def test_killed_with_margin_by_its_gate(spec: object, judged: dict[str, MutantResult]) -> None:
     result = judged[spec.id]  # type: ignore[attr-defined]
-    assert result.built and result.verdict is Verdict.KILLED, result.build_error
+    assert result.built and result.verdict is MutantVerdict.KILLED, result.build_error
     assert result.margin >= 3 and not result.thin
     assert result.killed_by == (GATE[spec.target],)  # type: ignore[attr-defined]
     assert result.moved_words > 0 and not result.case_count_changed

@@ -7,7 +7,7 @@ import ast
 import nbformat
 import pytest
 
-from fp8lab.evidence.notebooks import NOTEBOOKS_DIR, REQUIRED_PARAMETERS, discover
+from fp8lab.evidence.execute import NOTEBOOKS_DIR, REQUIRED_PARAMETERS, discover
 
 NOTEBOOKS = discover(NOTEBOOKS_DIR)
 

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from fp8lab.evidence.notebooks import NotebookRunError, execution_problems, run_notebook
+from fp8lab.evidence.execute import NotebookRunError, execution_problems, run_notebook
 from tests.notebooks.conftest import PARAMETERS
 
 pytestmark = pytest.mark.notebook

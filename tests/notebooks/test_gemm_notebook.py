@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from fp8lab.evidence.notebooks import NOTEBOOKS_DIR, run_notebook
+from fp8lab.evidence.execute import NOTEBOOKS_DIR, run_notebook
 from fp8lab.evidence.sidecar import from_hex_floats
 
 pytestmark = [pytest.mark.notebook, pytest.mark.slow]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fp8lab import notebook
-from fp8lab.notebook import INTERACTIVE_ROOT, SCRATCH_ENV, NotebookOutput
+from fp8lab.evidence import filing as notebook
+from fp8lab.evidence.filing import INTERACTIVE_ROOT, SCRATCH_ENV, NotebookOutput
 
 pytestmark = pytest.mark.process
 

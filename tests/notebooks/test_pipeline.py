@@ -11,8 +11,7 @@ import nbformat
 import pytest
 
 from fp8lab.cli.main import main
-from fp8lab.evidence.index import collect_runs
-from fp8lab.evidence.notebooks import (
+from fp8lab.evidence.execute import (
     NOTEBOOKS_DIR,
     NotebookRun,
     NotebookRunError,
@@ -20,9 +19,10 @@ from fp8lab.evidence.notebooks import (
     execution_problems,
     run_notebook,
 )
+from fp8lab.evidence.index import collect_runs
+from fp8lab.evidence.proofs import PROOF_PLAN
 from fp8lab.evidence.sidecar import from_hex_floats
-from fp8lab.exhaustive import ALL_PATTERNS
-from fp8lab.proofs import PROOF_PLAN
+from fp8lab.sweeps.range_run import ALL_PATTERNS
 from tests.evidence.test_published_proofs import proofs_run
 from tests.notebooks.conftest import write_notebook
 

@@ -12,7 +12,7 @@ import ast
 import nbformat
 import pytest
 
-from fp8lab.evidence.notebooks import NOTEBOOKS_DIR
+from fp8lab.evidence.execute import NOTEBOOKS_DIR
 from fp8lab.evidence.shown import SUMMARY_TAG
 
 # Notebooks that do not have the cell yet, each with the reason.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fp8lab.evidence.notebooks import NOTEBOOKS_DIR, run_notebook
+from fp8lab.evidence.execute import NOTEBOOKS_DIR, run_notebook
 
 pytestmark = [pytest.mark.notebook, pytest.mark.slow]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from matplotlib.figure import Figure
 
-from fp8lab.atlas import code_table
-from fp8lab.formats import FP8_FORMATS
 from fp8lab.plots import plot_codes
+from fp8lab.specs.formats import FP8_FORMATS
+from fp8lab.studies.atlas import code_table
 from tests.plots.overlap import overlapping_ticks
 
 

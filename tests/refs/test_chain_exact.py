@@ -11,9 +11,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from fp8lab.chains.catalogue import RECIPES
-from fp8lab.formats import FORMATS
 from fp8lab.refs.chain_exact import exact_chain_codes
+from fp8lab.specs.chain_catalogue import RECIPES
+from fp8lab.specs.formats import FORMATS
 
 BF16 = ml_dtypes.bfloat16
 E4M3 = FORMATS["e4m3fn"]

@@ -17,7 +17,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from fp8lab.chains.ports import exp_f64, rsqrt_f64
+from fp8lab.kernels.chain import exp_f64, rsqrt_f64
 from fp8lab.refs.exact_float import (
     exp2_cr,
     exp_cr,

@@ -70,7 +70,7 @@ def test_epilogue_equals_float32_arithmetic(epilogue: str) -> None:
 def test_the_exact_intermediate_rounds_once() -> None:
     from fractions import Fraction
 
-    from fp8lab.gemm.scalar import round_fraction_f32
+    from fp8lab.refs.gemm_scalar import round_fraction_f32
 
     rng = np.random.default_rng(8)
     acc = (rng.standard_normal(1 << 12) * 2.0 ** rng.integers(-140, 120, 1 << 12)).astype(

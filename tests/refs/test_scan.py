@@ -3,7 +3,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fp8lab.formats import FORMATS, FormatSpec
 from fp8lab.refs import (
     ML_DTYPES_KEEPS_NAN_SIGN,
     ScanPolicy,
@@ -12,6 +11,8 @@ from fp8lab.refs import (
     scan_pattern_range,
     scan_scalar,
 )
+from fp8lab.specs.format import FormatSpec
+from fp8lab.specs.formats import FORMATS
 from tests.conftest import midpoint_probes, special_probes
 
 POLICIES = [ScanPolicy(s, k) for s in (True, False) for k in (True, False)]

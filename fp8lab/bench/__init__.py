@@ -1,0 +1,1 @@
+"""Benchmarks: throughput and costs as ratios measured in one run; never asserted in tests."""

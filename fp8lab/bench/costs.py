@@ -1,0 +1,323 @@
+"""What ``make evidence`` and ``make test`` spend their time on, measured in pieces.
+
+Both are too long to run inside ``fp8lab bench --all``, so their time is
+explained by its components (issue 13 §2):
+
+- evidence: one 2**32 proof pass (fast vs scan, e4m3fn, saturating), every
+  proof of :data:`fp8lab.evidence.proofs.PROOF_PLAN` timed on a sample and scaled to
+  2**32, and the number of such passes the evidence set makes, counted from
+  their sources (the Makefile's ``fp8lab prove``, the notebooks, the
+  justified mutants). The published runs' own wall times are read beside them.
+- test: the interpreter start, a fresh import of the numeric stack, a notebook
+  kernel start, a dask LocalCluster start and the test collection, with how
+  many test files pay each.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+from fp8lab.evidence.proofs import PROOF_PLAN, Proof
+from fp8lab.runtime.locations import checkout_root, notebooks_dir
+from fp8lab.runtime.timing import best_of
+from fp8lab.sweeps.exhaustive import run_exhaustive
+from fp8lab.sweeps.range_run import ALL_PATTERNS, RangeRun
+
+__all__ = ["command_seconds", "evidence_costs", "evidence_passes", "suite_costs"]
+
+ROOT = checkout_root() or Path.cwd()  # the tests are priced only in a checkout
+NOTEBOOKS = notebooks_dir()
+WINDOWS = 16
+# Test files that pay each start-up cost: (label, strings any of which marks a file).
+TEST_SITES: dict[str, tuple[str, ...]] = {
+    "notebook kernel": ("write_notebook(", "run_notebook(", "papermill"),
+    "subprocess": ("subprocess.", "gates_subprocess", "sys.executable"),
+    "dask LocalCluster": ("open_cluster(", "--dask-local", "LocalCluster"),
+}
+
+
+def command_seconds(argv: list[str], repeats: int) -> float:
+    """Best wall time of ``python ARGV`` in a fresh interpreter, after one warm-up run."""
+
+    def once() -> None:
+        subprocess.run(
+            [sys.executable, *argv],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+        )
+
+    return best_of(once, repeats)
+
+
+def _notebook_source(name: str) -> str:
+    """Every code cell of ``notebooks/NAME.ipynb`` joined, or '' when it is absent."""
+    path = NOTEBOOKS / f"{name}.ipynb"
+    if not path.exists():
+        return ""
+    cells = json.loads(path.read_text())["cells"]
+    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+
+
+def _check_scales() -> int:
+    """How many scales divide_vs_reciprocal brute-forces over all 2**32 at its defaults."""
+    from fp8lab.evidence.execute import notebook_parameters
+
+    path = NOTEBOOKS / "divide_vs_reciprocal.ipynb"
+    if "crosscheck(" not in _notebook_source(path.stem):
+        return 0
+    return len(notebook_parameters(path).get("check_scales", []))
+
+
+def _recheck_targets() -> list[Any]:
+    """The mutation notebook's re-check comparisons over all 2**32 (an upper bound).
+
+    Every justified equivalent (mutants/equivalent.toml) is planned as the
+    re-check plans it (``fp8lab.mutants.equivalence``); a survivor that is not
+    justified is not re-checked.
+    """
+    if "mutation_report(" not in _notebook_source("mutation"):
+        return []
+    from fp8lab.mutants.equivalence import sweep_targets
+    from fp8lab.mutants.runner import load_equivalents
+
+    return [t for key, entry in load_equivalents().items() for t in sweep_targets(key, entry)]
+
+
+def _windows(sample: int) -> tuple[int, list[int]]:
+    """Width and starts of 16 evenly spaced windows holding ``sample`` patterns in all."""
+    return max(1, sample // WINDOWS), [i * (ALL_PATTERNS // WINDOWS) for i in range(WINDOWS)]
+
+
+def _recheck_sample(targets: list[Any], sample: int) -> float:
+    """CPU seconds per 2**32 of the re-check sweep chunk (all targets share each chunk)."""
+    if not targets:
+        return 0.0
+    from fp8lab.mutants.equivalence import sweep_chunk
+
+    width, starts = _windows(sample)
+    by_scale: dict[float, list[Any]] = {}
+    for t in targets:
+        by_scale.setdefault(t.scale, []).append(t)
+    for group in by_scale.values():  # warm-up: builds and compiles every mutant
+        sweep_chunk(tuple(group), starts[1], starts[1] + 64)
+    cpu0 = time.process_time()
+    for group in by_scale.values():
+        for lo in starts:
+            sweep_chunk(tuple(group), lo, lo + width)
+    return (time.process_time() - cpu0) * ALL_PATTERNS / (width * WINDOWS)
+
+
+def evidence_passes() -> dict[str, int]:
+    """How many 2**32 passes of each kind ``make evidence`` makes, counted from their sources."""
+    source = _notebook_source("codec_atlas")
+    # make evidence runs fp8lab prove first; the atlas then shows that run's records
+    atlas = "run_plan(PROOF_PLAN" in source and "published_plan_records" not in source
+    return {
+        "prove_plan_proofs": len(PROOF_PLAN),
+        "codec_atlas_plan_proofs": len(PROOF_PLAN) if atlas else 0,
+        "divide_vs_reciprocal_brute_scales": _check_scales(),
+        "mutation_recheck_comparisons": len(_recheck_targets()),
+    }
+
+
+def _window(proof: Proof, lo: int, width: int) -> int:
+    """Run ``proof`` on ``[lo, lo + width)`` in this process; the patterns it examined."""
+    return proof.run(run=RangeRun(start=lo, stop=lo + width, chunk=width, workers=1)).examined
+
+
+def _plan_sample(sample: int) -> list[dict[str, Any]]:
+    """Each proof of the plan on 16 evenly spaced windows in this process, scaled to 2**32.
+
+    A warm-up window (not counted) comes first. ``cpu_seconds_per_2_32`` is this
+    process's CPU time (robust to other load), ``seconds`` the sample's wall time.
+    """
+    width, starts = _windows(sample)
+    rows = []
+    for proof in PROOF_PLAN:
+        _window(proof, starts[1], min(width, 4096))
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        examined = sum(_window(proof, lo, width) for lo in starts)
+        seconds, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        rows.append(
+            {
+                "proof": proof.slug,
+                "examined": examined,
+                "seconds": seconds,
+                "cpu_seconds_per_2_32": cpu * ALL_PATTERNS / (width * WINDOWS),
+            }
+        )
+    return rows
+
+
+def _seconds(manifest: dict[str, Any]) -> float | None:
+    """A run's wall time: its ``seconds``, else ``finished - started``."""
+    if "seconds" in manifest:
+        return float(manifest["seconds"])
+    try:
+        started = datetime.fromisoformat(manifest["started"])
+        return (datetime.fromisoformat(manifest["finished"]) - started).total_seconds()
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _published(results: Path) -> list[dict[str, Any]]:
+    """The newest complete non-smoke run of each kind ``make evidence`` makes, with its time.
+
+    The kinds: every notebook, and ``proofs`` (``fp8lab prove``'s default plan).
+    """
+    kinds = {p.stem for p in NOTEBOOKS.glob("*.ipynb")} | {"proofs"}
+    newest: dict[str, dict[str, Any]] = {}
+    for manifest in sorted(results.glob("*/*/manifest.json")):
+        try:
+            m = json.loads(manifest.read_text())
+        except (OSError, ValueError):
+            continue
+        if m.get("kind") not in kinds or m.get("status") != "complete":
+            continue
+        if (m.get("params") or {}).get("smoke") or _seconds(m) is None:
+            continue
+        if m.get("finished", "") >= newest.get(m["kind"], {}).get("finished", ""):
+            newest[m["kind"]] = m
+    return [
+        {"kind": k, "run_id": m["run_id"], "seconds": _seconds(m), "finished": m["finished"]}
+        for k, m in sorted(newest.items())
+    ]
+
+
+def evidence_costs(
+    *,
+    stop: int,
+    sample: int,
+    workers: int | None,
+    brute_seconds_per_2_32: float,
+    results: Path,
+    target: float,
+) -> dict[str, Any]:
+    """One proof pass, the plan sample, the passes counted and the modelled total."""
+    record = run_exhaustive(
+        "fast", "scan", "e4m3fn", saturate=True, run=RangeRun(stop=stop, workers=workers)
+    )
+    pass_seconds = record.wall_seconds * ALL_PATTERNS / stop
+    proof_pass = {
+        "proof": "fast-vs-scan-e4m3fn-sat-canonical",
+        "examined": record.examined,
+        "workers": record.workers,
+        "seconds": record.wall_seconds,
+        "seconds_per_2_32": pass_seconds,
+    }
+    plan = _plan_sample(sample)
+    cpus = len(os.sched_getaffinity(0))
+    plan_wall = sum(r["cpu_seconds_per_2_32"] for r in plan) / cpus
+    passes = evidence_passes()
+    recheck_cpu = _recheck_sample(_recheck_targets(), sample)
+    components = [
+        {
+            "component": "fp8lab prove: PROOF_PLAN over 2**32 (Makefile)",
+            "passes": passes["prove_plan_proofs"],
+            "seconds": plan_wall,
+        },
+        {
+            "component": "codec_atlas: run_plan(PROOF_PLAN) over 2**32 "
+            "(0 under make evidence, which runs prove first; fp8lab evidence alone proves them)",
+            "passes": passes["codec_atlas_plan_proofs"],
+            "seconds": plan_wall if passes["codec_atlas_plan_proofs"] else 0.0,
+        },
+        {
+            "component": "divide_vs_reciprocal: brute force per check scale (fused)",
+            "passes": passes["divide_vs_reciprocal_brute_scales"],
+            "seconds": passes["divide_vs_reciprocal_brute_scales"] * brute_seconds_per_2_32,
+        },
+        {
+            "component": "mutation: re-check sweep of justified mutants (sampled)",
+            "passes": passes["mutation_recheck_comparisons"],
+            "seconds": recheck_cpu / cpus,
+        },
+    ]
+    modelled = sum(c["seconds"] for c in components)
+    published = _published(results)
+    return {
+        "proof_pass": proof_pass,
+        "plan_sample": plan,
+        "plan_seconds_per_2_32": plan_wall,
+        "recheck_cpu_seconds_per_2_32": recheck_cpu,
+        "passes": passes,
+        "components": components,
+        "modelled_seconds": modelled,
+        "published": published,
+        "published_seconds": sum(r["seconds"] for r in published),
+        "target_seconds": target,
+        "modelled_over_target": modelled / target,
+    }
+
+
+def _tiny_notebook(directory: Path) -> Path:
+    """A one-cell nbformat 4 notebook (``x = 1``) for the kernel start-up figure."""
+    cell: dict[str, Any] = {"cell_type": "code", "id": "c0", "metadata": {}, "source": "x = 1"}
+    cell |= {"execution_count": None, "outputs": []}
+    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb = {"cells": [cell], "metadata": {"kernelspec": kernelspec}, "nbformat": 4}
+    nb["nbformat_minor"] = 5
+    path = directory / "tiny.ipynb"
+    path.write_text(json.dumps(nb))
+    return path
+
+
+def _startup() -> dict[str, float | None]:
+    """Seconds of a notebook kernel run, a LocalCluster start and the test collection."""
+    out: dict[str, float | None] = {}
+    with tempfile.TemporaryDirectory(prefix="fp8lab-bench-") as tmp:
+        nb = _tiny_notebook(Path(tmp))
+        argv = ["-m", "papermill", str(nb), str(Path(tmp) / "out.ipynb"), "--no-progress-bar"]
+        out["notebook_kernel_seconds"] = command_seconds(argv, 1)
+    if find_spec("distributed") is not None:
+        code = "from fp8lab.runtime.cluster import open_cluster\nwith open_cluster(local=1): pass"
+        out["cluster_start_seconds"] = command_seconds(["-c", code], 1)
+    else:
+        out["cluster_start_seconds"] = None
+    out["collect_seconds"] = out["tests_collected"] = None
+    if (ROOT / "tests").is_dir():
+        argv = ["-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests"]
+        t0 = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, check=False
+        )
+        out["collect_seconds"] = time.perf_counter() - t0
+        out["tests_collected"] = sum("::" in line for line in done.stdout.splitlines())
+    return out
+
+
+def _test_sites() -> dict[str, Any]:
+    """Test files, and how many of them pay each start-up cost (by the strings they hold)."""
+    files = sorted((ROOT / "tests").rglob("test_*.py")) if (ROOT / "tests").is_dir() else []
+    texts = [f.read_text() for f in files]
+    counts = {k: sum(any(m in t for m in marks) for t in texts) for k, marks in TEST_SITES.items()}
+    slow = sum("pytest.mark.slow" in t for t in texts)
+    return {"test_files": len(files), "files_by_cost": counts, "files_with_slow_tests": slow}
+
+
+def suite_costs(
+    interpreter: float, *, repeats: int, startup: bool, target: float
+) -> dict[str, Any]:
+    """The start-up costs a test pays and how many test files pay them."""
+    code = "import fp8lab.codecs, fp8lab.sweeps.exhaustive, fp8lab.detect"
+    out: dict[str, Any] = {
+        "interpreter_seconds": interpreter,
+        "numeric_import_seconds": command_seconds(["-c", code], repeats),
+        "target_seconds": target,
+        **_test_sites(),
+    }
+    keys = ("notebook_kernel_seconds", "cluster_start_seconds", "collect_seconds")
+    out.update(_startup() if startup else dict.fromkeys((*keys, "tests_collected")))
+    out["startup_measured"] = startup
+    return out

@@ -1,0 +1,82 @@
+"""What running a kernel in a process of its own costs: G1 in-process against G1 isolated.
+
+Both sides run the same kernel (the built-in vllm.cpp port, loaded as a user's
+``MODULE:FUNC`` would be) through G1 with the same population; the isolated
+side pays one pipe round trip per call and the child's start. The figures are
+ratios from one run on this machine, never asserted.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+from fp8lab.gates import run_g1
+from fp8lab.kernels import FunctionKernel, quant_static
+from fp8lab.kernels.sources.isolated import KernelHost
+from fp8lab.runtime.timing import best_of
+
+__all__ = ["IsolationBench", "bench_isolation"]
+
+SOURCE = "fp8lab.kernels:quant_static"
+
+
+@dataclass(frozen=True)
+class IsolationBench:
+    """G1's wall time with the kernel in-process and isolated, best of ``repeats``."""
+
+    repeats: int
+    calls: int
+    in_process_seconds: float
+    isolated_seconds: float
+    start_seconds: float
+    per_call_overhead_ms: float
+    isolated_over_in_process: float
+    command_in_process_seconds: float
+    command_isolated_seconds: float
+    command_isolated_over_in_process: float
+
+
+_IN_PROCESS = (
+    "from fp8lab.cli.main import main; import fp8lab.gates as g; from fp8lab.kernels import "
+    "FunctionKernel, quant_static; r = g.run_g1(FunctionKernel('k', quant_static)); "
+    "raise SystemExit(g.exit_code([r]))"
+)
+
+
+def _command(argv: list[str]) -> None:
+    subprocess.run(argv, check=True, capture_output=True)
+
+
+def bench_isolation(repeats: int = 3) -> IsolationBench:
+    """Time G1 on the same kernel both ways: the gate alone, then the whole command.
+
+    The whole command in-process is ``python -c`` importing the CLI and running
+    G1 on the kernel; isolated, it is ``fp8lab gates --gate G1 --kernel``.
+    """
+    local = FunctionKernel(SOURCE, quant_static)
+    in_process = best_of(lambda: run_g1(local), repeats)
+    t0 = time.perf_counter()
+    with KernelHost("quant", SOURCE) as host:
+        start = time.perf_counter() - t0
+        kernel = host.kernel()
+        isolated = best_of(lambda: run_g1(kernel), repeats)
+        calls = host.calls // (repeats + 1)
+    python = sys.executable
+    command_local = best_of(lambda: _command([python, "-c", _IN_PROCESS]), repeats)
+    gates = [python, "-m", "fp8lab", "gates", "--gate", "G1", "--kernel", SOURCE]
+    command_isolated = best_of(lambda: _command(gates), repeats)
+    return IsolationBench(
+        repeats=repeats,
+        calls=calls,
+        in_process_seconds=round(in_process, 4),
+        isolated_seconds=round(isolated, 4),
+        start_seconds=round(start, 3),
+        per_call_overhead_ms=round(1e3 * (isolated - in_process) / max(calls, 1), 3),
+        isolated_over_in_process=round(isolated / in_process, 3),
+        command_in_process_seconds=round(command_local, 3),
+        command_isolated_seconds=round(command_isolated, 3),
+        command_isolated_over_in_process=round(command_isolated / command_local, 3),
+    )

@@ -1,0 +1,269 @@
+"""Every ``--kernel`` of every subcommand, and GQ's ``--scheme`` and ``--rule``.
+
+A ``MODULE:OBJ`` goes through the one Python loader
+(:func:`fp8lab.kernels.sources.python.load_python_kernel`); ``path/lib.so:symbol``
+through the C ABI (:func:`fp8lab.kernels.sources.shared.load_shared`). GQ's names
+are :data:`fp8lab.gates.GQ_RULES` (scheme -> its rules) and
+:data:`fp8lab.specs.scale_rules.RULES` / ``NVFP4_RULES``. Bad values are a
+:class:`CliError` (one line, exit status 2) that lists the valid names.
+
+Importing this module loads no numpy: the loaders import what they need when
+they run, so every subcommand's ``--help`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from fp8lab.cli.common import CliError
+from fp8lab.cli.names import GQ_SCHEMES
+
+if TYPE_CHECKING:
+    from fp8lab.kernels import QuantKernel
+    from fp8lab.kernels.matmul_protocol import MatmulKernel
+
+__all__ = [
+    "KERNEL_KINDS",
+    "add_isolation_arguments",
+    "add_scheme_arguments",
+    "gate_kernel_kind",
+    "load_callable",
+    "load_chain_kernel",
+    "load_foreign_kernel",
+    "load_kernel",
+    "load_matmul_kernel",
+    "load_scheme_kernel",
+    "load_user_object",
+    "scheme_options",
+]
+
+
+DEFAULT_KERNEL_TIMEOUT = 120.0  # fp8lab.kernels.sources.isolated.DEFAULT_KERNEL_TIMEOUT
+
+
+def add_isolation_arguments(p: argparse.ArgumentParser) -> None:
+    """``--kernel-timeout`` and ``--strict-env``: the watchdog and the environment check."""
+    p.add_argument(
+        "--kernel-timeout",
+        type=float,
+        default=DEFAULT_KERNEL_TIMEOUT,
+        metavar="SECONDS",
+        help="your kernel runs in a process of its own; a call (or its import) that takes "
+        f"longer ends that process and everything it started, and fails (default "
+        f"{DEFAULT_KERNEL_TIMEOUT:g}; a real kernel's call takes milliseconds)",
+    )
+    p.add_argument(
+        "--strict-env",
+        action="store_true",
+        help="fail a kernel that leaves the floating-point environment changed (rounding "
+        "mode, flush-to-zero); by default the record names the change and the verdict "
+        "on the outputs stands",
+    )
+
+
+def add_scheme_arguments(p: argparse.ArgumentParser) -> None:
+    """Add ``--scheme`` and ``--rule`` to the ``gates`` parser."""
+    p.add_argument(
+        "--scheme",
+        metavar="NAME",
+        help=f"GQ: the scheme your kernel computes, one of {', '.join(GQ_SCHEMES)}; default "
+        "with no --kernel: every scheme",
+    )
+    p.add_argument(
+        "--rule",
+        metavar="NAME",
+        help="GQ: the scale rule your kernel follows, e.g. vllm-per-group (the list: "
+        "docs/manual.md, Scale rules); default with no --kernel: every rule of the scheme, "
+        "each on its port",
+    )
+
+
+def scheme_options(args: argparse.Namespace) -> list[dict[str, str]]:
+    """GQ's (scheme, rule) pairs: the one named, or every built-in rule that matches."""
+    from fp8lab.gates import GQ_RULES
+    from fp8lab.specs.nvfp4_rules import NVFP4_RULES
+
+    if args.scheme is not None and args.scheme not in GQ_RULES:
+        raise CliError(f"unknown --scheme {args.scheme!r}; choose from {', '.join(GQ_RULES)}")
+    known = [r for rules in GQ_RULES.values() for r in rules]
+    if args.rule in NVFP4_RULES and args.rule not in known:
+        raise CliError(
+            f"--rule {args.rule} models the NVFP4 block scale only (its kernel's element path "
+            f"was not read); GQ checks {', '.join(GQ_RULES['nvfp4'])}"
+        )
+    if args.rule is not None and args.rule not in known:
+        raise CliError(f"unknown --rule {args.rule!r}; choose from {', '.join(known)}")
+    if args.scheme is not None and args.rule is not None and args.rule not in GQ_RULES[args.scheme]:
+        valid = ", ".join(GQ_RULES[args.scheme])
+        raise CliError(f"--rule {args.rule} is not a {args.scheme} rule; choose from {valid}")
+    if args.kernel and (args.scheme is None or args.rule is None):
+        raise CliError("GQ with --kernel needs --scheme and --rule (what your kernel computes)")
+    return [
+        {"scheme": scheme, "rule": rule}
+        for scheme, rules in GQ_RULES.items()
+        for rule in rules
+        if args.scheme in (None, scheme) and args.rule in (None, rule)
+    ]
+
+
+def load_scheme_kernel(source: str, scheme: str | None = None) -> Any:
+    """A GQ kernel: ``MODULE:FUNC``, or ``path/lib.so:symbol`` for ``scheme`` through the C ABI.
+
+    A library's symbol has ``fp8lab_scheme_quant``'s signature
+    (``fp8lab_nvfp4_quant``'s for nvfp4); the scheme fixes its scales' layout.
+
+    Raises:
+        CliError: for a failed import, a missing library or symbol, or an object
+            that is not callable.
+    """
+    from fp8lab.kernels.sources.shared import load_shared
+    from fp8lab.kernels.sources.shared_abi import is_shared_source, split_shared_source
+
+    if is_shared_source(source):
+        if scheme is None:
+            raise CliError(f"--kernel {source}: a library needs --scheme (its scales' layout)")
+        try:
+            path, symbol = split_shared_source(source)
+            return load_shared(path, symbol, "scheme", scheme=scheme)
+        except ValueError as exc:
+            raise CliError(f"--kernel: {exc}") from None
+    return load_callable(source)
+
+
+def load_callable(source: str) -> Any:
+    """Import ``MODULE:OBJ`` and require it to be callable.
+
+    Raises:
+        CliError: if the import fails or the object is not callable.
+    """
+    from fp8lab.kernels.sources.python import ImportSpecError, load_python_kernel
+
+    try:
+        return load_python_kernel(source, None)
+    except ImportSpecError as exc:
+        raise CliError(f"--kernel: {exc}") from None
+
+
+def load_user_object(source: str, protocol: type, wrap: Callable[[str, Any], Any]) -> Any:
+    """Import ``MODULE:OBJ``: a ``protocol`` instance as it is, a function as ``wrap(source, it)``.
+
+    ``path/lib.so:symbol`` loads ``symbol`` through the C ABI instead
+    (:func:`fp8lab.kernels.sources.shared.load_shared`).
+
+    Raises:
+        CliError: if the import fails, or OBJ is neither a ``protocol`` object nor callable.
+    """
+    from fp8lab.kernels.matmul_protocol import MatmulKernel
+    from fp8lab.kernels.sources.shared import load_shared
+    from fp8lab.kernels.sources.shared_abi import is_shared_source, split_shared_source
+
+    if is_shared_source(source):  # path/lib.so:symbol, through the C ABI
+        try:
+            path, symbol = split_shared_source(source)
+            if protocol is MatmulKernel:
+                return load_shared(path, symbol, "matmul")
+            return load_shared(path, symbol, "quant")
+        except ValueError as exc:
+            raise CliError(f"--kernel: {exc}") from None
+    from fp8lab.kernels.sources.python import ImportSpecError, load_python_kernel
+
+    try:
+        return load_python_kernel(source, protocol, wrap)
+    except ImportSpecError as exc:
+        raise CliError(f"--kernel: {exc}") from None
+
+
+def load_kernel(source: str, nan_policy: str | None = None) -> QuantKernel:
+    """A :class:`QuantKernel` object as it is, or ``FUNC(x, scale) -> uint8 codes`` wrapped.
+
+    ``nan_policy`` (``--nan-policy``) must agree with what the kernel declares.
+
+    Raises:
+        CliError: as :func:`load_user_object`, or for a bad or contradicted NaN policy.
+    """
+    from fp8lab.kernels import FunctionKernel, QuantKernel, resolve_nan_policy
+
+    def wrap(name: str, func: Any) -> FunctionKernel:
+        return FunctionKernel(name, func, nan_policy)
+
+    try:
+        kernel: QuantKernel = load_user_object(source, QuantKernel, wrap)
+        stated = resolve_nan_policy(kernel, nan_policy)
+    except ValueError as exc:
+        raise CliError(f"--kernel {source}: {exc}") from None
+    if getattr(kernel, "nan_policy", None) != stated:
+        kernel = FunctionKernel(kernel.name, kernel.quantize, stated)
+    return kernel
+
+
+def load_matmul_kernel(source: str) -> MatmulKernel:
+    """A :class:`MatmulKernel` object as it is, or a function wrapped with vllm.cpp's spec.
+
+    An object's ``spec`` picks G3's model; a wrapped
+    ``FUNC(a_codes, b_codes, s_in, s_w, out_dtype)`` claims :data:`VLLM_CPP_SPEC`.
+
+    Raises:
+        CliError: as :func:`load_user_object`, or for a ``spec`` that is not a MatmulSpec.
+    """
+    from fp8lab.kernels.matmul_protocol import FunctionMatmulKernel, MatmulKernel, MatmulSpec
+
+    kernel: MatmulKernel = load_user_object(source, MatmulKernel, FunctionMatmulKernel)
+    claimed = getattr(kernel, "spec", None)
+    if claimed is not None and not isinstance(claimed, MatmulSpec):
+        raise CliError(f"--kernel: {source!r} has spec {claimed!r}, not a MatmulSpec")
+    return kernel
+
+
+def load_chain_kernel(source: str) -> Any:
+    """A fused-chain kernel: any callable ``MODULE:OBJ``.
+
+    Raises:
+        CliError: if the import fails or the object is not callable.
+    """
+    target = load_callable(source)
+    if getattr(target, "name", None):
+        return target
+    return _SpecNamed(source, target)
+
+
+class _SpecNamed:
+    """A chain kernel recorded under its ``MODULE:OBJ``, its ``trace`` passed through."""
+
+    def __init__(self, name: str, func: Any) -> None:
+        self.name, self._func = name, func
+        if callable(getattr(func, "trace", None)):
+            self.trace = func.trace
+
+    def __call__(self, *args: Any) -> Any:
+        return self._func(*args)
+
+
+KERNEL_KINDS = ("quant", "matmul", "scheme", "callable")
+
+
+def gate_kernel_kind(gate: str) -> str:
+    """The kind of kernel ``gate`` takes: matmul (G3), callable (GF), scheme (GQ) or quant."""
+    from fp8lab.cli.names import GATE_KERNEL_KINDS
+
+    return GATE_KERNEL_KINDS.get(gate, "quant")
+
+
+def load_foreign_kernel(
+    kind: str, source: str, nan_policy: str | None = None, scheme: str | None = None
+) -> Any:
+    """The user's kernel of ``kind`` (:data:`KERNEL_KINDS`); a scheme kernel for ``scheme``.
+
+    Raises:
+        CliError: as the loader of that kind, or for an unknown kind.
+    """
+    if kind == "matmul":
+        return load_matmul_kernel(source)
+    if kind == "callable":
+        return load_chain_kernel(source)
+    if kind == "scheme":
+        return load_scheme_kernel(source, scheme)
+    if kind == "quant":
+        return load_kernel(source, nan_policy)
+    raise CliError(f"unknown kernel kind {kind!r}; one of {', '.join(KERNEL_KINDS)}")

@@ -1,0 +1,115 @@
+"""The child process of an isolated kernel: it imports the user's kernel and only calls it.
+
+``python -m fp8lab.cli.kernel_child REQUEST IN_FD OUT_FD`` loads the kernel that
+REQUEST names (its kind, its source, its NaN policy, its scheme)
+through the same loaders as ``--kernel``, answers with what the kernel
+declares, then serves calls: each request frame on IN_FD names a method and
+its arguments; each answer on OUT_FD carries the raw outputs, a fault, and any
+change the call left in the floating-point environment. It computes no
+reference, compares nothing and writes no file: the parent
+(:class:`fp8lab.kernels.sources.isolated.KernelHost`) does all of that.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+from fp8lab.cli.common import CliError
+from fp8lab.kernels.sources.wire import decode_value, encode_value
+from fp8lab.runtime.fpenv import env_change, read_fp_env, reset_fp_env
+from fp8lab.runtime.frames import FrameError, read_frame, write_frame
+from fp8lab.runtime.guard import describe
+from fp8lab.runtime.proctree import die_with_parent
+
+__all__ = ["METHODS", "MAX_REQUEST_BYTES", "main"]
+
+METHODS = ("quantize", "encode", "matmul", "trace", "__call__")
+MAX_REQUEST_BYTES = 1 << 31  # the parent's inputs; it sizes its own requests
+
+
+def _declared(kernel: Any) -> dict[str, Any]:
+    """What the kernel declares: its name, methods and the attributes the gates read."""
+    spec = getattr(kernel, "spec", None)
+    found = {
+        "name": str(getattr(kernel, "name", None) or type(kernel).__name__),
+        "methods": [m for m in METHODS if callable(getattr(kernel, m, None))],
+        "nan_policy": getattr(kernel, "nan_policy", None),
+        "spec": (
+            dataclasses.asdict(spec)
+            if dataclasses.is_dataclass(spec) and not isinstance(spec, type)
+            else None
+        ),
+    }
+    if not isinstance(found["nan_policy"], str | None):
+        found["nan_policy"] = repr(found["nan_policy"])
+    return found
+
+
+def _load(request: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    from fp8lab.cli.kernel_args import load_foreign_kernel
+
+    before = read_fp_env()
+    try:
+        kernel = load_foreign_kernel(
+            request["kind"], request["source"], request.get("nan_policy"), request.get("scheme")
+        )
+    except CliError as exc:
+        return None, {"usage": str(exc)}
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - SystemExit at import is the kernel's fault
+        return None, {"fault": describe(exc)}
+    return kernel, {**_declared(kernel), "env": env_change(before, read_fp_env())}
+
+
+def _serve(
+    kernel: Any, header: dict[str, Any], arrays: list[np.ndarray]
+) -> tuple[dict[str, Any], list[np.ndarray]]:
+    method = str(header.get("call"))
+    args = decode_value(header["args"], arrays, readonly=True)
+    func = kernel if method == "__call__" else getattr(kernel, method)
+    reset_fp_env()
+    before = read_fp_env()
+    try:
+        out = func(*args)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - any kernel failure is the parent's verdict
+        return {"fault": describe(exc), "env": env_change(before, read_fp_env())}, []
+    env = env_change(before, read_fp_env())
+    sent: list[np.ndarray] = []
+    return {"result": encode_value(out, sent), "env": env}, sent
+
+
+def main(argv: list[str]) -> None:
+    """Child side: load, declare, then serve calls until told to stop or the pipe closes."""
+    request, in_fd, out_fd = json.loads(argv[0]), int(argv[1]), int(argv[2])
+    die_with_parent(int(request["parent"]))
+    reset_fp_env()
+    kernel, hello = _load(request)
+    write_frame(out_fd, hello)
+    while kernel is not None:
+        try:
+            header, arrays = read_frame(in_fd, None, MAX_REQUEST_BYTES)
+        except FrameError:
+            break
+        if header.get("stop"):
+            break
+        answer, sent = _serve(kernel, header, arrays)
+        try:
+            write_frame(out_fd, answer, sent)
+        except ValueError as exc:  # an array numpy saves only with pickle
+            write_frame(out_fd, {"fault": f"returned an array that cannot be read back ({exc})"})
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # no atexit hook of the kernel's module can change anything
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

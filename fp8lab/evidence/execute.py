@@ -1,0 +1,267 @@
+"""Run notebooks with papermill into run directories (the one module that uses papermill).
+
+A run is complete only when all of these hold (fp8-facts §5): papermill exits
+0 within the outer timeout, every code cell has an execution count, and no
+output is an error. A cell timeout or a dead kernel can leave cells looking
+completed, so the check reads the executed notebook rather than trusting it.
+
+A timeout, SIGINT or SIGTERM ends the whole process tree of the run
+(papermill, its kernel, the kernel's workers) before the run is filed as
+failed; a staging directory left by a runner that was SIGKILLed is filed as
+``orphaned`` by the next run (see staging.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import papermill
+import yaml
+
+from fp8lab.evidence.failures import execution_problems
+from fp8lab.evidence.index import write_index
+from fp8lab.evidence.parameters import check_overrides, parameters_record
+from fp8lab.evidence.report import render_report
+from fp8lab.evidence.run_dir import EvidenceRun
+from fp8lab.evidence.staging import recover_orphans
+from fp8lab.runtime.atomic import write_atomic
+from fp8lab.runtime.locations import notebooks_dir
+from fp8lab.runtime.proctree import TOKEN_ENV, SignalInterrupt, die_with_parent, kill_tree
+
+__all__ = [
+    "NOTEBOOKS_DIR",
+    "REQUIRED_PARAMETERS",
+    "NotebookRunError",
+    "NotebookRun",
+    "discover",
+    "execution_problems",
+    "notebook_parameters",
+    "run_notebook",
+    "validate_parameters",
+]
+
+NOTEBOOKS_DIR = notebooks_dir()
+REQUIRED_PARAMETERS = ("seed", "smoke", "run_dir")
+DEFAULT_TIMEOUT = 1800.0
+HEARTBEAT_S = 15.0
+TIMED_OUT = -9999
+
+
+class NotebookRunError(RuntimeError):
+    """A notebook run that did not complete; its run is filed under failed/.
+
+    ``folder`` is where it was filed, relative to the results root (``""``
+    until it is filed).
+    """
+
+    folder: str = ""
+
+
+@dataclass(frozen=True)
+class NotebookRun:
+    """Where a finished run went and how it ended."""
+
+    notebook: str
+    status: str
+    directory: Path
+    seconds: float
+    reason: str = ""
+
+
+def discover(directory: Path = NOTEBOOKS_DIR) -> dict[str, Path]:
+    """Every ``*.ipynb`` in ``directory`` by stem, sorted."""
+    return {p.stem: p for p in sorted(Path(directory).glob("*.ipynb"))}
+
+
+def notebook_parameters(path: Path) -> dict[str, Any]:
+    """The parameters a notebook declares in its ``parameters`` cell, with defaults.
+
+    Raises:
+        ValueError: if the notebook lacks seed, smoke or run_dir.
+    """
+    declared = papermill.inspect_notebook(str(path))
+    missing = [p for p in REQUIRED_PARAMETERS if p not in declared]
+    if missing:
+        raise ValueError(f"{path.name} does not declare the parameters {missing}")
+    return {name: ast.literal_eval(info["default"]) for name, info in declared.items()}
+
+
+def validate_parameters(path: Path, overrides: Mapping[str, Any]) -> None:
+    """Refuse, before anything runs, unknown names, ``run_dir`` and values of the wrong type.
+
+    Raises:
+        ValueError: one line naming the parameter (see ``evidence.parameters``).
+    """
+    check_overrides(path, overrides)
+
+
+def _papermill(
+    source: Path,
+    target: Path,
+    params_file: Path,
+    log_path: Path,
+    cell_timeout: float,
+    timeout: float,
+    heartbeat: Callable[[float], None] | None,
+) -> int:
+    """Run papermill; its exit status, or TIMED_OUT after ending the whole tree.
+
+    Output goes to ``log_path``, never to a pipe: a process that outlives its
+    parent could hold a pipe open and block the reader forever. Every process
+    of the run carries the staging directory in ``$FP8LAB_PROCESS_TREE``, so the
+    kernel (a session of its own) and the kernel's workers are found and ended
+    with papermill on a timeout, a signal, or leftovers after a normal exit.
+    """
+    command = [
+        sys.executable,
+        "-m",
+        "papermill",
+        str(source),
+        str(target),
+        "-f",
+        str(params_file),
+        "--kernel",
+        "python3",
+        "--no-progress-bar",
+        "--cwd",
+        str(source.parent),
+        "--execution-timeout",
+        str(int(cell_timeout)),
+    ]
+    token = str(params_file.parent)
+    env = {**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1", TOKEN_ENV: token}
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
+            preexec_fn=functools.partial(die_with_parent, os.getpid()),
+        )
+    start = time.monotonic()
+    try:
+        while True:
+            left = timeout - (time.monotonic() - start)
+            if left <= 0:
+                kill_tree(proc.pid, token)
+                proc.wait()
+                return TIMED_OUT
+            try:
+                code = proc.wait(timeout=min(HEARTBEAT_S, left))
+                break
+            except subprocess.TimeoutExpired:
+                if heartbeat is not None and time.monotonic() - start < timeout:
+                    heartbeat(time.monotonic() - start)
+    except BaseException as exc:
+        kill_tree(proc.pid, token)
+        proc.wait()
+        if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, SignalInterrupt):
+            raise SignalInterrupt(signal.SIGINT) from exc
+        raise
+    kill_tree(None, token)  # anything the kernel left behind
+    return code
+
+
+def _report(executed: Path, staging: Path) -> None:
+    """The report of a failed run, when its executed notebook can be rendered."""
+    try:
+        html = render_report(executed)
+    except Exception:  # noqa: BLE001 - a failed run's report is best effort
+        return
+    write_atomic(staging / "report.html", html)
+
+
+def run_notebook(
+    path: Path,
+    results: Path,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    cell_timeout: float | None = None,
+    heartbeat: Callable[[float], None] | None = None,
+) -> NotebookRun:
+    """Execute one notebook into a new run directory and render its report.
+
+    Args:
+        path: the notebook.
+        results: the results root.
+        overrides: parameter values; names are validated first.
+        timeout: outer wall-clock limit for the whole run, in seconds.
+        cell_timeout: per-cell limit (default: the outer limit).
+        heartbeat: called with the elapsed seconds every 15 s while it runs.
+
+    Returns:
+        The finished, complete run.
+
+    Raises:
+        ValueError: for unknown parameter names (nothing is run or filed).
+        NotebookRunError: when the run did not complete; it is filed as failed,
+            and the error's ``folder`` says where.
+        SignalInterrupt: on SIGINT/SIGTERM (a KeyboardInterrupt); the tree is
+            ended and the run filed as failed with the signal as its reason.
+    """
+    overrides = dict(overrides or {})
+    validate_parameters(path, overrides)
+    recover_orphans(results)
+    params = {**notebook_parameters(path), **overrides}
+    params.pop("run_dir", None)
+    t0 = time.monotonic()
+    run = EvidenceRun(results, path.stem, params)
+    run.extra = {
+        "notebook": path.name,
+        "notebook_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "timeout_s": timeout,
+    }
+    try:
+        with run:
+            write_atomic(run.staging / "parameters.yaml", parameters_record(params))
+            # papermill's input names the staging path, which is gone after the rename:
+            # it is removed once papermill is done, so the run never records it.
+            params_file = write_atomic(
+                run.staging / ".papermill-parameters.yaml",
+                yaml.safe_dump({**params, "run_dir": str(run.staging)}, sort_keys=True).encode(),
+            )
+            executed = run.staging / f"{path.stem}.ipynb"
+            try:
+                code = _papermill(
+                    path,
+                    executed,
+                    params_file,
+                    run.staging / "papermill.log",
+                    cell_timeout or timeout,
+                    timeout,
+                    heartbeat,
+                )
+            finally:
+                params_file.unlink(missing_ok=True)
+            if code == TIMED_OUT:
+                first = [f"outer timeout after {timeout:g} s; process tree killed"]
+            else:
+                first = [f"papermill exited {code}"] if code else []
+            problems = first + execution_problems(executed)
+            if problems:
+                _report(executed, run.staging)
+                raise NotebookRunError("; ".join(problems))
+            write_atomic(run.staging / "report.html", render_report(executed))
+            run.extra["seconds"] = round(time.monotonic() - t0, 3)
+    except NotebookRunError as exc:
+        if run.final is not None:
+            exc.folder = run.final.relative_to(run.results).as_posix()
+        raise
+    finally:
+        write_index(results)
+    assert run.final is not None
+    return NotebookRun(path.stem, "complete", run.final, round(time.monotonic() - t0, 3))

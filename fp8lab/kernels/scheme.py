@@ -1,0 +1,234 @@
+"""Production-style numpy port of every scale rule: float32 array arithmetic, bit tricks.
+
+Written the way the kernels are (vLLM CUDA, torchao eager): ``np.fmax``
+reductions (``fmaxf``), ``np.max`` (``torch.amax``, NaN-propagating), float32
+division or reciprocal multiplication, exponent bits through ``view(uint32)``,
+torchao's e8m0 reciprocal by ``254 - byte`` bits, and the fast codec as the
+SATFINITE ``cvt``. It is checked bit for bit against :mod:`fp8lab.refs.schemes`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+import numpy.typing as npt
+
+from fp8lab.codecs import decode, encode
+from fp8lab.specs.formats import get_format
+from fp8lab.specs.nvfp4_rules import NVFP4_RULES, Nvfp4Inverse, Nvfp4Order, Nvfp4ScaleRule
+from fp8lab.specs.scale_rules import (
+    RULES,
+    AmaxNan,
+    Apply,
+    Clamp,
+    Granularity,
+    Pow2,
+    ScaleRule,
+    get_rule,
+)
+
+__all__ = [
+    "SCHEME_PORTS",
+    "Nvfp4Port",
+    "SchemePort",
+    "nvfp4_block_scales",
+    "nvfp4_quant",
+    "scheme_quant",
+]
+
+_F32 = np.float32
+
+
+def _grouped(x: npt.NDArray[np.float32], rule: ScaleRule) -> npt.NDArray[np.float32]:
+    m, k = x.shape
+    if rule.granularity is Granularity.TENSOR:
+        return x.reshape(1, m * k)
+    if rule.granularity is Granularity.ROW:
+        return x
+    assert rule.block is not None
+    if k % rule.block:
+        raise ValueError(f"{rule.name}: K={k} is not a multiple of the block size {rule.block}")
+    return x.reshape(m * k // rule.block, rule.block)
+
+
+def _amax(blocks: npt.NDArray[np.float32], rule: ScaleRule) -> npt.NDArray[np.float32]:
+    a = np.abs(blocks)
+    init = _F32(rule.amax_init)
+    skip = rule.amax_nan is AmaxNan.SKIP
+    big, small = (np.fmax, np.fmin) if skip else (np.maximum, np.minimum)
+    amax = np.fmax.reduce(a, axis=1, initial=init) if skip else np.maximum(a.max(axis=1), init)
+    if rule.amax_floor is not None:
+        amax = big(amax, _F32(rule.amax_floor))
+    if rule.scale_ub is not None:
+        amax = small(amax, _F32(rule.scale_ub))
+    return np.asarray(amax, _F32)
+
+
+def _e8m0(amax: npt.NDArray[np.float32], rule: ScaleRule, top: np.float32) -> np.ndarray:
+    if rule.pow2 is Pow2.OCP_FLOOR:
+        exp = ((amax.view(np.uint32) >> 23) & 0xFF).astype(np.int32) - 127
+        emax = int(np.floor(np.log2(top)))
+        byte = np.clip(exp - emax, -127, 128) + 127
+    else:
+        d = amax * (_F32(1) / top) if rule.scale_from is Apply.RECIPROCAL else amax / top
+        bits = d.view(np.uint32)
+        exp = ((bits >> 23) & 0xFF).astype(np.int32)
+        mant = bits & 0x7F_FFFF
+        byte = exp + np.where(exp == 0, mant > 0x40_0000, mant != 0)
+        amax = d
+    return np.where(np.isfinite(amax), byte, 255).astype(np.uint8)
+
+
+def _e8m0_reciprocal(byte: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
+    """Torchao ``_e8m0_scale_to_reciprocal_fp32``: 2**(127 - byte) from the bits."""
+    rb = (254 - byte.astype(np.int32)).astype(np.uint8).astype(np.uint32)
+    bits = np.where(rb == 0, np.uint32(0x0040_0000), rb << 23)
+    bits = np.where(rb == 255, np.uint32(0x7F80_0001), bits)
+    return bits.astype(np.uint32).view(_F32)
+
+
+def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.uint8], np.ndarray]:
+    """Quantize ``x`` [M, K] (float32 or bfloat16) under ``rule``: ``(codes, scales)``.
+
+    Raises:
+        ValueError: for an unknown rule, a non-2-D input or a K the block does not divide.
+    """
+    spec = get_rule(rule)
+    arr = np.asarray(x)
+    if arr.ndim != 2:
+        raise ValueError(f"{spec.name}: x must be [M, K], got shape {arr.shape}")
+    m, k = arr.shape
+    x32 = np.ascontiguousarray(arr, _F32)
+    elem = get_format(spec.element)
+    top = _F32(float(elem.max))
+    blocks = _grouped(x32, spec)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        amax = _amax(blocks, spec)
+        if spec.pow2 in (Pow2.OCP_FLOOR, Pow2.RCEIL):
+            scales: np.ndarray = _e8m0(amax, spec, top)
+            q = blocks * _e8m0_reciprocal(scales)[:, None]
+        else:
+            s = amax / top if spec.scale_from is Apply.DIVIDE else amax * (_F32(1) / top)
+            if spec.min_scale is not None:
+                big = np.fmax if spec.amax_nan is AmaxNan.SKIP else np.maximum
+                s = big(s, _F32(spec.min_scale))
+            if spec.pow2 is Pow2.CEIL_BITS:
+                s = np.fmax(np.abs(s), _F32(1e-10))
+                bits = s.view(np.uint32)
+                up = ((bits >> 23) & 0xFF) + ((bits & 0x7F_FFFF) != 0)
+                s = (up.astype(np.uint32) << 23).view(_F32)
+            scales = np.asarray(s, _F32)
+            col = scales[:, None]
+            q = blocks / col if spec.apply is Apply.DIVIDE else blocks * (_F32(1) / col)
+        if spec.clamp is Clamp.MIN_THEN_MAX:
+            q = np.fmax(-top, np.fmin(q, top))
+        elif spec.clamp is Clamp.MAX_THEN_MIN:
+            q = np.fmin(np.fmax(q, -top), top)
+        elif spec.clamp is Clamp.TORCH:
+            q = np.clip(q, -top, top)
+    codes = encode(np.asarray(q, _F32).reshape(m, k), elem, saturate=True, nan="canonical")
+    shape = {Granularity.TENSOR: (1,), Granularity.ROW: (m,)}.get(
+        spec.granularity, (m, k // (spec.block or 1))
+    )
+    return codes, scales.reshape(shape)
+
+
+@dataclass(frozen=True)
+class SchemePort:
+    """The port of one rule as a GQ kernel: ``port(x) -> (codes, scales)``, named after the rule."""
+
+    name: str
+
+    def __call__(self, x: np.ndarray) -> tuple[npt.NDArray[np.uint8], np.ndarray]:
+        """:func:`scheme_quant` under this port's rule."""
+        return scheme_quant(x, self.name)
+
+
+def _encode_scale(g: np.float32) -> np.float32:
+    """TE's S_enc: ``fminf(6 * 448 / global_amax, FLT_MAX)``, 1 where that or the amax is 0."""
+    s_enc = np.fmin(_F32(448.0 * 6.0) / g, np.finfo(_F32).max)
+    return _F32(1.0) if g == 0 or s_enc == 0 else _F32(s_enc)
+
+
+def nvfp4_block_scales(
+    block_amax: np.ndarray, global_amax: float, rule: Nvfp4ScaleRule
+) -> npt.NDArray[np.uint8]:
+    """e4m3fn block-scale bytes of float32 ``block_amax``, as TransformerEngine computes them."""
+    amax = np.asarray(block_amax, _F32)
+    g = _F32(global_amax)
+    flt_max = np.finfo(_F32).max
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        s_enc = _encode_scale(g)
+        rcp6 = _F32(1.0) / _F32(6.0)
+        if rule.order is Nvfp4Order.DIVIDE:
+            s = amax / _F32(6.0) * s_enc
+        elif rule.order is Nvfp4Order.RECIPROCAL:
+            s = amax * rcp6 * s_enc
+        else:
+            s = amax * (s_enc * rcp6)
+        if rule.clamp_block:
+            s = np.fmin(s, flt_max)
+    return encode(np.asarray(s, _F32), "e4m3fn", saturate=True, nan="canonical")
+
+
+def nvfp4_quant(
+    x: np.ndarray, global_amax: np.ndarray, rule: str | Nvfp4ScaleRule
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
+    """NVFP4 as TE's rowwise kernels compute it: e2m1fn codes (low nibble) and e4m3fn scale bytes.
+
+    ``np.fmax`` block amax (``fmaxf``), the block byte by
+    :func:`nvfp4_block_scales`, the element multiplier ``fminf(1 / (S_dec_b *
+    S_dec), FLT_MAX)`` or ``S_enc / S_dec_b`` (the rule's ``inverse``), and the
+    SATFINITE cast with NaN to +6 (``cvt.rn.satfinite.e2m1x2.f32``).
+
+    Raises:
+        ValueError: for a rule whose element path is not modelled, or a bad shape.
+    """
+    spec = NVFP4_RULES[rule] if isinstance(rule, str) else rule
+    if spec.element_source is None:
+        raise ValueError(f"{spec.name}: its element path is not modelled")
+    x32 = np.asarray(x, _F32)
+    if x32.ndim != 2 or x32.shape[1] % spec.block:
+        raise ValueError(f"{spec.name}: x must be [M, K] with K a multiple of {spec.block}")
+    g = _F32(np.asarray(global_amax, _F32).reshape(-1)[0])
+    blocks = x32.reshape(-1, spec.block)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        amax = np.fmax.reduce(np.abs(blocks), axis=1, initial=_F32(0))
+        scale = nvfp4_block_scales(amax, float(g), spec)
+        s_enc = _encode_scale(g)
+        s_dec = _F32(1.0 / float(s_enc))  # TE: float(1.0 / S_enc), a double quotient
+        dec_b = decode(scale, "e4m3fn").astype(_F32)
+        if spec.inverse is Nvfp4Inverse.ENCODE_QUOTIENT:
+            inv = s_enc / dec_b  # __fdiv_rn(S_enc, float(S_dec_b_fp8))
+        else:
+            inv = np.fmin(_F32(1.0) / (dec_b * s_dec), np.finfo(_F32).max)
+        q = blocks * inv[:, None]
+    nan = np.isnan(q)
+    codes = encode(np.where(nan, _F32(0), q), "e2m1fn", saturate=True, nan="canonical")
+    codes[nan] = 0x07
+    return codes.reshape(x32.shape), scale.reshape(x32.shape[0], -1)
+
+
+@dataclass(frozen=True)
+class Nvfp4Port:
+    """The NVFP4 port of one rule as a GQ kernel: ``port(x, global_amax) -> (codes, scales)``."""
+
+    name: str
+
+    def __call__(
+        self, x: np.ndarray, global_amax: np.ndarray
+    ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
+        """:func:`nvfp4_quant` under this port's rule."""
+        return nvfp4_quant(x, global_amax, self.name)
+
+
+# rule name -> its port: the built-in kernels ``fp8lab gates --gate GQ`` runs without --kernel
+# (NVFP4: the rules whose element path is modelled)
+SCHEME_PORTS: MappingProxyType[str, SchemePort | Nvfp4Port] = MappingProxyType(
+    {
+        **{name: SchemePort(name) for name in RULES},
+        **{n: Nvfp4Port(n) for n, r in NVFP4_RULES.items() if r.element_source is not None},
+    }
+)

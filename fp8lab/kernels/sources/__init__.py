@@ -1,0 +1,1 @@
+"""Where a kernel under test comes from: Python, torch, a shared library."""

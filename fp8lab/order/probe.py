@@ -1,0 +1,316 @@
+"""FPRev probes: one kernel call answers "how many leaves sit under the node joining i and j".
+
+Summand i is a huge positive mask, summand j the same mask negated, every
+other summand one unit. A partial sum holding exactly one mask is that mask
+(every unit added to it is absorbed), the node joining i and j cancels to 0,
+and every later add is exact, so the output counts the units outside the
+subtree joining i and j: ``L(i, j) = K - count`` (FPRev, schemes-and-order
+§3.1). Three probes:
+
+* :class:`SumProbe`, a summation ``f(x: float32[K]) -> float32``: masks
+  ±2**127, units 1. Exact for K < 2**24.
+* :class:`F32MatmulProbe`, ``g(A: float32[M,K], B: float32[N,K]) -> [M,N]``
+  (A·Bᵀ): the same masks in every row of A, B all ones; one output read.
+* :class:`Fp8MatmulProbe`, a :class:`~fp8lab.kernels.matmul_protocol.MatmulKernel` on
+  e4m3fn codes: products are exact in float32, masks ±448·448 (≈ 2**17.6),
+  units 2**-9·2**-9 = 2**-18, scales 1 and an f32 output (the epilogue is
+  then exact). One unit is far below half an ulp of the mask (2**-7), but a
+  partial of u units is absorbed only while u·2**-18 <= 2**-7, i.e. u <= 2048
+  (a tie rounds to the mask, whose last bit is 0). So this probe is exact for
+  K <= 2050, and beyond only for trees that never add a partial of more
+  than 2048 units to a partial holding one mask (sequential chains; pairwise
+  up to K = 4096; split-K with a sequential reduction and chunks <= 2048);
+  the count it reads is checked to be an integer in [0, K-2] either way.
+
+Every call goes through :func:`fp8lab.runtime.guard.call_kernel`; a count that is
+not an integer in range raises :class:`ProbeError`.
+
+Each probe also answers ``sums(rows)``: the output bits of summand vectors
+that are zero except at a few positions (``{position: value}``), for the
+fused-node sibling test (:mod:`fp8lab.order.siblings`). ``high_exp``
+is the exponent of the large value that test uses (2**100 in float32; the
+product 2**8·2**8 on e4m3fn codes), ``low_exp`` the lowest exponent of its
+small value (60; -14, where 0.75·2**-14 is still an e4m3fn product).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+import numpy as np
+
+from fp8lab.kernels.matmul_protocol import MatmulKernel
+from fp8lab.runtime.guard import call_kernel
+from fp8lab.specs.formats import FORMATS
+
+__all__ = [
+    "F32MatmulProbe",
+    "FP8_SAFE_K",
+    "FP8_UNIT_EXP",
+    "MASK_F32",
+    "Fp8MatmulProbe",
+    "LcaProbe",
+    "ProbeError",
+    "Row",
+    "SumProbe",
+    "e4m3_products",
+    "f32_row",
+]
+
+T = TypeVar("T")
+MASK_F32 = np.float32(2.0**127)
+FP8_UNIT_EXP = -18
+FP8_SAFE_K = 2050  # units absorbed while u * 2**-18 <= 2**-7 = half an ulp of 448**2
+
+
+class ProbeError(ValueError):
+    """A probe's output is not a count of units: the kernel is not a sum of its inputs."""
+
+
+class LcaProbe(Protocol):
+    """``lca_sizes(i, js)``: for each j, the leaves under the node joining summands i and j."""
+
+    k: int
+    calls: int
+    queries: int
+    kind: str
+
+    def lca_sizes(self, i: int, js: Sequence[int]) -> list[int]: ...  # noqa: D102
+
+
+Row = Mapping[int, float]  # summand position -> value; every other summand is 0
+
+
+def _bits(value: Any) -> int:
+    return int(np.asarray(value, np.float32).reshape(()).view(np.uint32))
+
+
+def f32_row(k: int, row: Row) -> np.ndarray:
+    """A float32 summand vector of length K, zero except at ``row``'s positions.
+
+    Raises:
+        ValueError: for a position outside 0..K-1 or a value that is no float32.
+    """
+    x = np.zeros(k, np.float32)
+    for pos, v in row.items():
+        if not 0 <= pos < k or float(np.float32(v)) != v:
+            raise ValueError(f"summand {pos}: {v!r} is not a float32 in 0..{k - 1}")
+        x[pos] = v
+    return x
+
+
+def _count(value: Any, unit: float, k: int, i: int, j: int) -> int:
+    v = float(value)
+    units = v / unit
+    if not np.isfinite(v) or units != round(units) or not 0 <= units <= k - 2:
+        raise ProbeError(
+            f"probe (i={i}, j={j}) read {v!r}: not a count of units in [0, {k - 2}]"
+            " (the kernel is not an order-only sum, or rounds below float32)"
+        )
+    return k - round(units)
+
+
+def _check(k: int, pairs: Sequence[tuple[int, int]]) -> None:
+    for i, j in pairs:
+        if not (0 <= i < k and 0 <= j < k and i != j):
+            raise ValueError(f"want two distinct summands in 0..{k - 1}, got {i} and {j}")
+
+
+def _batches(items: Sequence[T], size: int) -> list[list[T]]:
+    return [list(items[s : s + size]) for s in range(0, len(items), size)]
+
+
+@dataclass
+class SumProbe:
+    """Probe a summation callable ``f(x: float32[K]) -> float32``."""
+
+    func: Callable[[np.ndarray], Any]
+    k: int
+    calls: int = 0
+    queries: int = 0
+    kind: str = "sum"
+    high_exp: int = 100
+    low_exp: int = 60
+
+    def lca_sizes(self, i: int, js: Sequence[int]) -> list[int]:
+        """One call of ``func`` per j."""
+        return self.pair_sizes([(i, j) for j in js])
+
+    def pair_sizes(self, pairs: Sequence[tuple[int, int]]) -> list[int]:
+        """L(i, j) for each pair, one call each."""
+        _check(self.k, pairs)
+        out = []
+        for i, j in pairs:
+            x = np.ones(self.k, np.float32)
+            x[i], x[j] = MASK_F32, -MASK_F32
+            self.calls += 1
+            self.queries += 1
+            got = np.asarray(call_kernel(self.func, x)).reshape(())
+            out.append(_count(got, 1.0, self.k, i, j))
+        return out
+
+    def sums(self, rows: Sequence[Row]) -> list[int]:
+        """One call per row; the float32 output's bits."""
+        out = []
+        for row in rows:
+            self.calls += 1
+            self.queries += 1
+            out.append(_bits(call_kernel(self.func, f32_row(self.k, row))))
+        return out
+
+
+@dataclass
+class F32MatmulProbe:
+    """Probe ``g(A [M,K], B [N,K]) -> A·Bᵀ`` in float32 at output ``position``.
+
+    ``batch=True`` asks M questions per call, one per row of A, reading
+    column ``position[1]`` of every row: it assumes every row sums in the
+    same order (true of fp8lab's models; check a foreign kernel without it).
+    """
+
+    func: Callable[[np.ndarray, np.ndarray], Any]
+    k: int
+    m: int = 1
+    n: int = 1
+    position: tuple[int, int] = (0, 0)
+    batch: bool = False
+    calls: int = 0
+    queries: int = 0
+    kind: str = "f32_matmul"
+    high_exp: int = 100
+    low_exp: int = 60
+
+    def lca_sizes(self, i: int, js: Sequence[int]) -> list[int]:
+        """One call per j, or per M of them with ``batch``."""
+        return self.pair_sizes([(i, j) for j in js])
+
+    def pair_sizes(self, pairs: Sequence[tuple[int, int]]) -> list[int]:
+        """L(i, j) for each pair: one call each, or per M of them with ``batch``."""
+        _check(self.k, pairs)
+        out: list[int] = []
+        for group in _batches(pairs, self.m if self.batch else 1):
+            a = np.ones((self.m, self.k), np.float32)
+            b = np.ones((self.n, self.k), np.float32)
+            rows = list(range(len(group))) if self.batch else [self.position[0]]
+            for r, (i, j) in zip(rows, group, strict=True):
+                a[r, i], a[r, j] = MASK_F32, -MASK_F32
+            self.calls += 1
+            self.queries += len(group)
+            got = np.asarray(call_kernel(self.func, a, b))
+            if got.shape != (self.m, self.n):
+                raise ProbeError(f"want a [{self.m},{self.n}] output, got shape {got.shape}")
+            col = self.position[1]
+            out.extend(
+                _count(got[r, col], 1.0, self.k, i, j)
+                for r, (i, j) in zip(rows, group, strict=True)
+            )
+        return out
+
+    def sums(self, rows: Sequence[Row]) -> list[int]:
+        """Row r of A carries vector r (B all ones); one call per M rows with ``batch``."""
+        out: list[int] = []
+        for group in _batches(rows, self.m if self.batch else 1):
+            a = np.zeros((self.m, self.k), np.float32)
+            at = list(range(len(group))) if self.batch else [self.position[0]]
+            for r, row in zip(at, group, strict=True):
+                a[r] = f32_row(self.k, row)
+            self.calls += 1
+            self.queries += len(group)
+            got = np.asarray(call_kernel(self.func, a, np.ones((self.n, self.k), np.float32)))
+            if got.shape != (self.m, self.n):
+                raise ProbeError(f"want a [{self.m},{self.n}] output, got shape {got.shape}")
+            out.extend(_bits(got[r, self.position[1]]) for r in at)
+        return out
+
+
+@dataclass
+class Fp8MatmulProbe:
+    """Probe a MatmulKernel on e4m3fn codes (scales 1, f32 output) at ``position``."""
+
+    kernel: MatmulKernel
+    k: int
+    m: int = 1
+    n: int = 16
+    position: tuple[int, int] = (0, 0)
+    batch: bool = False
+    calls: int = 0
+    queries: int = 0
+    kind: str = "fp8_matmul"
+    high_exp: int = 16
+    low_exp: int = -14
+    _codes: tuple[int, int, int] = field(default=(0, 0, 0), repr=False)
+
+    def __post_init__(self) -> None:
+        fmt = FORMATS["e4m3fn"]
+        # mask = max finite, -mask, unit = smallest subnormal (code 1: 2**-9)
+        self._codes = (fmt.max_code, fmt.sign_bit | fmt.max_code, 1)
+
+    def lca_sizes(self, i: int, js: Sequence[int]) -> list[int]:
+        """One call per j, or per min(M, N) of them with ``batch``.
+
+        With ``batch``, row r of A and row r of B both carry question r, and
+        output (r, r) answers it: it assumes every diagonal output sums in
+        the same order (true of fp8lab's models).
+        """
+        return self.pair_sizes([(i, j) for j in js])
+
+    def pair_sizes(self, pairs: Sequence[tuple[int, int]]) -> list[int]:
+        """L(i, j) for each pair, batched as :meth:`lca_sizes`."""
+        _check(self.k, pairs)
+        mask, neg, unit = self._codes
+        out: list[int] = []
+        for group in _batches(pairs, min(self.m, self.n) if self.batch else 1):
+            a = np.full((self.m, self.k), unit, np.uint8)
+            b = np.full((self.n, self.k), unit, np.uint8)
+            cells = [(r, r) for r in range(len(group))] if self.batch else [self.position]
+            for (r, c), (i, j) in zip(cells, group, strict=True):
+                a[r, i], a[r, j] = mask, neg
+                b[c, i], b[c, j] = mask, mask
+            self.calls += 1
+            self.queries += len(group)
+            got = np.asarray(call_kernel(self.kernel.matmul, a, b, 1.0, 1.0, "f32"))
+            if got.shape != (self.m, self.n):
+                raise ProbeError(f"want a [{self.m},{self.n}] output, got shape {got.shape}")
+            unit_value = 2.0**FP8_UNIT_EXP
+            out.extend(
+                _count(got[cell], unit_value, self.k, i, j)
+                for cell, (i, j) in zip(cells, group, strict=True)
+            )
+        return out
+
+    def sums(self, rows: Sequence[Row]) -> list[int]:
+        """Each value a product of two e4m3fn codes; batched on the diagonal like ``lca_sizes``."""
+        table = e4m3_products()
+        out: list[int] = []
+        for group in _batches(rows, min(self.m, self.n) if self.batch else 1):
+            a = np.zeros((self.m, self.k), np.uint8)
+            b = np.zeros((self.n, self.k), np.uint8)
+            cells = [(r, r) for r in range(len(group))] if self.batch else [self.position]
+            for (r, c), row in zip(cells, group, strict=True):
+                for pos, v in row.items():
+                    if v not in table or not 0 <= pos < self.k:
+                        raise ValueError(f"summand {pos}: {v!r} is no e4m3fn product")
+                    a[r, pos], b[c, pos] = table[v]
+            self.calls += 1
+            self.queries += len(group)
+            got = np.asarray(call_kernel(self.kernel.matmul, a, b, 1.0, 1.0, "f32"))
+            if got.shape != (self.m, self.n):
+                raise ProbeError(f"want a [{self.m},{self.n}] output, got shape {got.shape}")
+            out.extend(_bits(got[cell]) for cell in cells)
+        return out
+
+
+_PRODUCTS: dict[float, tuple[int, int]] = {}
+
+
+def e4m3_products() -> dict[float, tuple[int, int]]:
+    """Positive products of two finite e4m3fn codes -> one pair of codes giving it (exact)."""
+    if not _PRODUCTS:
+        fmt = FORMATS["e4m3fn"]
+        vals = {c: float(fmt.exact_value(c)) for c in range(1, fmt.max_code + 1)}
+        for ca, va in vals.items():
+            for cb, vb in vals.items():
+                _PRODUCTS.setdefault(va * vb, (ca, cb))
+    return _PRODUCTS

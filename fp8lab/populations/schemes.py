@@ -1,0 +1,214 @@
+"""Seeded populations for the scale rules: the inputs where the rules and their bugs split.
+
+Each case is a float32 [rows, K] array (K a multiple of 128, so every block
+size in the catalogue tiles it) in which every 16-element block carries the
+case's constructed amax, so each granularity sees it:
+
+* ``random``: seeded normals over six decades, both signs;
+* ``ties``: amax ``M * 2**k`` (the scale is then exact for ``amax / M``) and
+  the other elements ``2**k`` times the midpoints between element magnitudes,
+  so they land on element-format ties after scaling;
+* ``near-ties``: amax ``M * c`` for scales ``c`` that are not powers of two,
+  and elements the float32 nearest ``midpoint * s`` and one ulp either side
+  (``s = float32(amax / M)``): where ``x / s`` and ``x * float32(1/s)`` split;
+* ``pow2-amax``: amax on ``2**j``, one float32 ulp below and above (where FLOOR
+  and RCEIL, and float ``log2`` and exponent bits, split), for ``j`` across the
+  float32 range, and ``M * 2**j`` likewise;
+* ``zero``, ``nan``, ``neg-nan``, ``inf``, ``subnormal`` (float32-subnormal
+  amax), ``at-max`` (amax = the element max) and ``negative`` rows;
+* ``amax-last``: magnitudes rising along the row by a factor of about
+  ``2**(1/32)`` (distinct in bfloat16 too), so every block of every size, the
+  row and the tensor hold their amax once, in their last element: where an
+  amax reduction one element short (or one element shifted) splits. The tiled
+  cases above cannot show it, as each block repeats its amax.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import numpy.typing as npt
+
+from fp8lab.specs.format import FormatSpec
+from fp8lab.specs.formats import get_format
+
+__all__ = [
+    "CASES",
+    "NVFP4_FUSED_SPLIT_AMAX_BITS",
+    "NVFP4_SPLIT_AMAX_BITS",
+    "case_labels",
+    "scheme_population",
+]
+
+CASES = (
+    "random",
+    "ties",
+    "near-ties",
+    "pow2-amax",
+    "zero",
+    "nan",
+    "neg-nan",
+    "inf",
+    "subnormal",
+    "at-max",
+    "negative",
+    "amax-last",
+)
+_SUB = 16  # the smallest block in the catalogue (NVFP4)
+# TE's two NVFP4 block-scale formulas, amax/6*S_enc and amax*(1/6)*S_enc, give different
+# e4m3fn bytes at S_enc = 1 on exactly these 15 finite amax patterns, (1.78125 - ulp) * 2^e
+# for e = -4..10: found over all 2^31 positive patterns by sweep_pair(
+# "nvfp4-divide-vs-reciprocal", s_enc=1.0) (docs/manual.md "Exhaustive amax sweeps"; a test
+# re-derives each one). A tensor holding 2688 = 448 * 6 has S_enc = 2688 / 2688 = 1.
+NVFP4_SPLIT_AMAX_BITS = tuple(0x3DE3_FFFF + (j << 23) for j in range(15))
+_NVFP4_SPLIT = "nvfp4-formula-split"
+# amax * (1/6) * S_enc and amax * (S_enc * (1/6)) (te-nvfp4-reciprocal and te-nvfp4-fused) are
+# one expression at S_enc = 1, so the case above cannot tell them apart. They split on exactly
+# these amax patterns in (0, 1] at S_enc = 2688 (global amax 1) and 1792 (global amax 1.5, GQ's
+# second call): every pattern from 2**-19 up, where both bytes leave 0, was tried by
+# nvfp4_block_scales (31 at 2688, 33 at 1792; tests/meta/test_gq_nvfp4_goes_red.py re-derives
+# them and shows their float32 neighbours agree).
+NVFP4_FUSED_SPLIT_AMAX_BITS: dict[float, tuple[int, ...]] = {
+    2688.0: (
+        0x3612_4925,
+        0x3736_DB6E,
+        *(0x3876_DB6D + (j << 23) for j in range(15)),
+        *(0x388D_B6DB + (j << 23) for j in range(14)),
+    ),
+    1792.0: (
+        0x365B_6DB7,
+        0x3724_9248,
+        0x37BF_FFFF,
+        0x3832_4925,
+        0x384D_B6DA,
+        *(0x3890_0000 + (j << 23) for j in range(14)),
+        *(0x38D4_9248 + (j << 23) for j in range(14)),
+    ),
+}
+_NVFP4_FUSED_SPLIT = "nvfp4-fused-split"
+
+
+def case_labels(element: str | FormatSpec) -> tuple[str, ...]:
+    """The case labels of :func:`scheme_population` for ``element``, in order.
+
+    e2m1fn (NVFP4, the one scheme GQ runs with those elements) adds two cases built
+    for its block-scale formulas.
+    """
+    nvfp4 = (_NVFP4_SPLIT, _NVFP4_FUSED_SPLIT)
+    return (*CASES, *nvfp4) if get_format(element).name == "e2m1fn" else CASES
+
+
+def _nvfp4_split_rows(rng: np.random.Generator, k: int) -> npt.NDArray[np.float32]:
+    """Three tensors (rows) of amax 2688 (S_enc = 1), with five designed blocks each.
+
+    Each designed block's amax is one of :data:`NVFP4_SPLIT_AMAX_BITS`, the rest of
+    the block below it.
+    """
+    amaxes = np.array(NVFP4_SPLIT_AMAX_BITS, np.uint32).view(np.float32)
+    rows = (rng.uniform(-0.05, 0.05, (3, k))).astype(np.float32)
+    rows[:, 0] = np.float32(2688.0)
+    for j, amax in enumerate(amaxes):
+        row, block = divmod(j, 5)
+        lo = (block + 1) * _SUB
+        rows[row, lo : lo + _SUB] = (rng.uniform(-0.9, 0.9, _SUB) * amax).astype(np.float32)
+        rows[row, lo + int(rng.integers(_SUB))] = amax * rng.choice([-1.0, 1.0])
+    return rows
+
+
+def _nvfp4_fused_split_rows(rng: np.random.Generator, k: int) -> npt.NDArray[np.float32]:
+    """Three tensors (rows) of amax 1 (S_enc 2688; 1792 in GQ's 1.5x call), 15 designed blocks each.
+
+    Row ``r`` holds every third amax of each list of
+    :data:`NVFP4_FUSED_SPLIT_AMAX_BITS` (at most 1.0), from the ``r``-th on,
+    eight at 2688 and seven at 1792, each the amax of its block.
+    """
+    at = {
+        s: np.array(b, np.uint32).view(np.float32) for s, b in NVFP4_FUSED_SPLIT_AMAX_BITS.items()
+    }
+    rows = rng.uniform(-0.05, 0.05, (3, k)).astype(np.float32)
+    rows[:, 0] = np.float32(1.0)
+    for r in range(3):
+        designed = [*at[2688.0][r::3][:8], *at[1792.0][at[1792.0] <= 1][r::3][:7]]
+        for j, amax in enumerate(designed):
+            lo = (j + 1) * _SUB
+            rows[r, lo : lo + _SUB] = (rng.uniform(-0.9, 0.9, _SUB) * amax).astype(np.float32)
+            rows[r, lo + int(rng.integers(_SUB))] = amax * rng.choice([-1.0, 1.0])
+    return rows
+
+
+def _tile(rows: list[list[float]], k: int) -> npt.NDArray[np.float32]:
+    """Repeat each 16-element pattern along K."""
+    out = np.array([(r * (k // len(r)))[:k] for r in rows], np.float64)
+    return out.astype(np.float32)
+
+
+def _with_amax(amaxes: list[float], rng: np.random.Generator, k: int) -> np.ndarray:
+    """One row per amax: the amax first in every 16-block, the rest below it."""
+    rows = []
+    for a in amaxes:
+        rest = (rng.uniform(-1.0, 1.0, _SUB - 1) * a).tolist()
+        rows.append([a, *rest])
+    return _tile(rows, k)
+
+
+def scheme_population(
+    element: str | FormatSpec, seed: int, k: int = 256
+) -> list[tuple[str, npt.NDArray[np.float32]]]:
+    """The labelled cases of :func:`case_labels` for element format ``element``.
+
+    Raises:
+        ValueError: unless ``k`` is a positive multiple of 128.
+    """
+    if k <= 0 or k % 128:
+        raise ValueError(f"K must be a positive multiple of 128, got {k}")
+    fmt = get_format(element)
+    rng = np.random.default_rng(seed)
+    top = float(fmt.max)
+    mags = [float(fmt.magnitude_value(i)) for i in range(fmt.max_code + 1)]
+    mids = [(lo + hi) / 2 for lo, hi in itertools.pairwise(mags)]
+    cases: list[tuple[str, npt.NDArray[np.float32]]] = []
+    decades = rng.choice([1e-6, 1e-3, 1.0, 1e2, 1e4, 1e6], (8, 1))
+    cases.append(("random", (rng.standard_normal((8, k)) * decades).astype(np.float32)))
+    tie_rows = []
+    for p in (-20, -3, 0, 4, 30):
+        picks = rng.choice(mids, _SUB - 1)
+        signs = rng.choice([-1.0, 1.0], _SUB - 1)
+        tie_rows.append([top * 2.0**p, *(picks * signs * 2.0**p).tolist()])
+    cases.append(("ties", _tile(tie_rows, k)))
+    near_rows = []
+    for c in (1.1, 3.0 / 7.0, 0.3, 5.9, 1e-3 / 3.0, 77.7):
+        amax = np.float32(top * c)
+        s = amax / np.float32(top)
+        x0 = (np.array(rng.choice(mids, 5), np.float32) * s).astype(np.float32)
+        trio = np.concatenate([x0, np.nextafter(x0, np.float32(0)), np.nextafter(x0, amax)])
+        near_rows.append([float(amax), *(trio * rng.choice([-1, 1], 15)).tolist()])
+    cases.append(("near-ties", _tile(near_rows, k)))
+    anchors = [2.0**j for j in (-126, -100, -40, -10, -1, 0, 1, 8, 9, 20, 100, 126)]
+    anchors += [top * 2.0**j for j in (-30, -1, 0, 1, 30)]
+    near = np.array(anchors, np.float32)
+    amaxes = np.concatenate(
+        [near, np.nextafter(near, np.float32(0)), np.nextafter(near, np.float32(np.inf))]
+    )
+    cases.append(("pow2-amax", _with_amax(amaxes.astype(np.float64).tolist(), rng, k)))
+    cases.append(("zero", np.zeros((2, k), np.float32)))
+    for label, special in (("nan", np.nan), ("neg-nan", -np.nan), ("inf", np.inf)):
+        base = (rng.standard_normal((2, k)) * 3.0).astype(np.float32)
+        base[:, 5 :: _SUB * 4] = special
+        cases.append((label, base))
+    sub = rng.uniform(-1.0, 1.0, (2, k)) * np.float32(1e-39)
+    cases.append(("subnormal", sub.astype(np.float32)))
+    at_max = rng.uniform(-top, top, (2, k)).astype(np.float32)
+    at_max[:, ::_SUB] = np.float32(top)
+    cases.append(("at-max", at_max))
+    cases.append(("negative", -np.abs(rng.standard_normal((2, k))).astype(np.float32)))
+    # A step of 2^(1/32) (K = 256, GQ's), flatter for long rows so the top stays below
+    # 2^110 and float32; each step still beats the 1.01 jitter, so every row rises.
+    step = min(1.0 / 32.0, 100.0 / k)
+    rising = np.exp2(np.arange(k) * step) * rng.uniform(1.0, 1.01, (4, k))
+    rising *= np.array([[1e-4], [0.3], [7.0], [1e3]]) * rng.choice([-1.0, 1.0], (4, k))
+    cases.append(("amax-last", rising.astype(np.float32)))
+    if fmt.name == "e2m1fn":
+        cases.append((_NVFP4_SPLIT, _nvfp4_split_rows(rng, k)))
+        cases.append((_NVFP4_FUSED_SPLIT, _nvfp4_fused_split_rows(rng, k)))
+    return cases

@@ -1,0 +1,1 @@
+"""Runtime: processes, executors, watchdogs, progress, exit statuses and files."""

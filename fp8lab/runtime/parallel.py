@@ -1,0 +1,144 @@
+"""Run independent tasks on an executor (default: one spawned process per core).
+
+Workers die with their parent (``PR_SET_PDEATHSIG`` on Linux) and ignore
+SIGINT: a Ctrl-C or SIGTERM reaches the parent, whose :func:`worker_pool`
+then kills every worker before the exception goes on. Nothing waits for a
+running task once the parent is interrupted.
+
+Any ``concurrent.futures.Executor`` can run the tasks instead, e.g. a dask
+cluster's (:mod:`fp8lab.runtime.cluster`). A worker that dies is reported the same way
+on either: :class:`WorkerLostError`.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from fp8lab.runtime.proctree import die_with_parent
+from fp8lab.runtime.progress import Progress
+
+__all__ = ["WorkerLostError", "default_workers", "run_tasks", "worker_pool"]
+
+T = TypeVar("T")
+
+
+class WorkerLostError(RuntimeError):
+    """A worker process died while running a task (local pool or dask, after its retries)."""
+
+
+def _lost_worker(exc: BaseException) -> bool:
+    """True for a dead local worker, or a task dask gave up on after its workers died."""
+    if isinstance(exc, BrokenProcessPool):
+        return True
+    distributed = sys.modules.get("distributed")  # imported only when a dask executor is used
+    return distributed is not None and isinstance(exc, distributed.KilledWorker)
+
+
+def default_workers() -> int:
+    """One worker per core this process may use."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def _worker_init(parent: int) -> None:
+    """In each worker: die with the parent; leave SIGINT to the parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent)
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in workers:
+        proc.kill()
+    for proc in workers:
+        proc.join(5.0)
+
+
+@contextmanager
+def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A spawn-context process pool that is shut down on success and killed on any exception.
+
+    Args:
+        workers: processes.
+    """
+    pool = ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_worker_init,
+        initargs=(os.getpid(),),
+    )
+    try:
+        yield pool
+    except BaseException:
+        _kill_workers(pool)
+        raise
+    pool.shutdown()
+
+
+def run_tasks(
+    func: Callable[..., T],
+    tasks: Sequence[tuple[Any, ...]],
+    *,
+    workers: int,
+    executor: Executor | None = None,
+    report: Progress | None = None,
+) -> list[T]:
+    """``[func(*task) for task in tasks]``, in completion order.
+
+    Args:
+        func: a module-level function (workers import it by name).
+        tasks: argument tuples.
+        workers: processes when no executor is given; 1 runs here, in order.
+        executor: run on this executor instead (it is not shut down).
+        report: progress to update after each task, from whichever worker
+            finishes it, so the count aggregates across all workers.
+
+    Raises:
+        WorkerLostError: if a worker died (a local pool breaks at once; dask
+            reschedules the task and gives up after its allowed failures).
+    """
+    if executor is None and workers == 1:
+        results: list[T] = []
+        for i, task in enumerate(tasks):
+            results.append(func(*task))
+            if report:
+                report.update(i + 1)
+        return results
+    if executor is None:
+        with worker_pool(workers) as pool:
+            return _collect(pool, func, tasks, report)
+    return _collect(executor, func, tasks, report)
+
+
+def _collect(
+    pool: Executor,
+    func: Callable[..., T],
+    tasks: Sequence[tuple[Any, ...]],
+    report: Progress | None,
+) -> list[T]:
+    results: list[T] = []
+    futures = [pool.submit(func, *task) for task in tasks]
+    try:
+        for i, future in enumerate(as_completed(futures)):
+            try:
+                results.append(future.result())
+            except Exception as exc:
+                if _lost_worker(exc):
+                    raise WorkerLostError(" ".join(str(exc).split()) or type(exc).__name__) from exc
+                raise
+            if report:
+                report.update(i + 1)
+    finally:
+        for future in futures:
+            future.cancel()
+    return results

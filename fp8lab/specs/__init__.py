@@ -1,0 +1,1 @@
+"""Specs: what is checked, as declarations (standard library and fractions only)."""

@@ -1,0 +1,1 @@
+"""Studies: the tables the notebooks show, computed and tested here."""

@@ -1,0 +1,129 @@
+"""Named encoders the exhaustive proof can compare, and ``MODULE:FUNC`` ones.
+
+Each resolves, for a format and policy, to a callable from float32 arrays to
+uint8 codes. The scan reference also evaluates contiguous bit-pattern ranges
+directly (:func:`fp8lab.refs.scan_pattern_range`). Two built-in oracles keep a
+NaN policy of their own whatever the run asks for (``fixed_nan``): ml_dtypes
+keeps the NaN sign, the ``F32ToFp8`` port emits 0x7F. A ``MODULE:FUNC`` encoder
+receives the run's format and policies as keyword arguments if its signature
+takes them (``fmt`` or ``format``, ``saturate``, ``nan``; or ``**kwargs``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from fp8lab.codecs import codec_nan_policy, encode
+from fp8lab.kernels.f32tofp8 import f32_to_fp8
+from fp8lab.kernels.sources.python import ImportSpecError, load_python_kernel
+from fp8lab.refs import ScanPolicy, ml_dtypes_encode, scan_encode, scan_pattern_range
+from fp8lab.specs.format import FormatSpec
+from fp8lab.specs.formats import FORMATS, get_format
+
+__all__ = ["BUILTIN_ENCODERS", "RUN_KEYWORDS", "Encoder", "EncoderError", "resolve_encoder"]
+
+Codes = npt.NDArray[np.uint8]
+BUILTIN_ENCODERS = ("fast", "fast-numpy", "array", "scan", "f32tofp8", "ml_dtypes")
+RUN_KEYWORDS = ("fmt", "format", "saturate", "nan")
+
+
+class EncoderError(ValueError):
+    """An encoder name that cannot be resolved or does not fit the policy."""
+
+
+@dataclass(frozen=True)
+class Encoder:
+    """A float32 -> codes callable, optionally with a bit-pattern range evaluator.
+
+    Args:
+        name: the name it was resolved from.
+        encode: float32 array -> uint8 codes.
+        pattern_range: ``(start, stop) -> codes`` of those bit patterns, or None.
+        policy_note: what the record says about its policy.
+        fixed_nan: the NaN policy it applies whatever is requested, or None if it
+            honours the request.
+    """
+
+    name: str
+    encode: Callable[[npt.NDArray[np.float32]], Codes]
+    pattern_range: Callable[[int, int], Codes] | None = None
+    policy_note: str = ""
+    fixed_nan: str | None = None
+
+
+def run_keywords(func: Callable[..., Any], fmt: str, saturate: bool, nan: str) -> dict[str, Any]:
+    """The :data:`RUN_KEYWORDS` that ``func`` accepts, with the run's values."""
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):  # no introspectable signature: call it with x only
+        return {}
+    offered: dict[str, Any] = {"fmt": fmt, "format": fmt, "saturate": saturate, "nan": nan}
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    out = {k: v for k, v in offered.items() if k in params and params[k].kind in named}
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        for key in ("fmt", "saturate", "nan"):
+            if key not in params:
+                out.setdefault(key, offered[key])
+    return out
+
+
+def _user_encoder(name: str, fmt: str, saturate: bool, nan: str) -> Encoder:
+    try:
+        func = load_python_kernel(name, None)
+    except ImportSpecError as exc:
+        raise EncoderError(str(exc)) from None
+    kwargs = run_keywords(func, fmt, saturate, nan)
+    note = "user encoder" + (f"; receives {', '.join(sorted(kwargs))}" if kwargs else "")
+    return Encoder(name, lambda x: func(x, **kwargs), policy_note=note)
+
+
+@cache
+def resolve_encoder(name: str, fmt_name: str, saturate: bool, nan: str) -> Encoder:
+    """Resolve ``name`` for one format and policy.
+
+    Raises:
+        EncoderError: unknown name, failed import, or a policy the encoder lacks.
+    """
+    fmt: FormatSpec = get_format(fmt_name)
+    policy = codec_nan_policy(nan)
+    if name in ("fast", "fast-numpy", "array"):
+        method = "array" if name == "array" else "fast"
+        engine = "numpy" if name == "fast-numpy" else "numba"
+        return Encoder(
+            name,
+            lambda x: encode(x, fmt, saturate=saturate, nan=policy, method=method, engine=engine),
+        )
+    if name == "scan":
+        scan_policy = ScanPolicy(saturate, policy.sign == "input")
+        return Encoder(
+            name,
+            lambda x: scan_encode(x, fmt, scan_policy),
+            lambda lo, hi: scan_pattern_range(lo, hi, fmt, scan_policy),
+        )
+    if name == "f32tofp8":
+        if fmt != FORMATS["e4m3fn"] or not saturate:
+            raise EncoderError("f32tofp8 is the production e4m3fn encoder: saturating only")
+        return Encoder(
+            name,
+            f32_to_fp8,
+            policy_note="NaN -> 0x7F, sign dropped",
+            fixed_nan="canonical",
+        )
+    if name == "ml_dtypes":
+        return Encoder(
+            name,
+            lambda x: ml_dtypes_encode(x, fmt, saturate=saturate),
+            policy_note="ml_dtypes keeps the NaN sign"
+            + ("; clipped to ±max first (SATFINITE)" if saturate else ""),
+            fixed_nan="keep-sign",
+        )
+    if ":" not in name:
+        raise EncoderError(f"{name!r} is neither a built-in encoder nor MODULE:FUNC")
+    return _user_encoder(name, fmt.name, saturate, policy.name)

@@ -1,0 +1,196 @@
+"""One chunk of an exhaustive comparison, and merging chunks into one deterministic result.
+
+Each side is called through :func:`fp8lab.runtime.guard.call_kernel` on its own private,
+read-only copy of the patterns; the harness classifies with its own array,
+which no encoder ever sees. An encoder that raises, exits or returns anything
+but a uint8 array of the input's shape makes the chunk a fault, named after it.
+
+NaN codes (OFP8 §5.4): where both sides emit a NaN code, each side must emit
+the code of the policy it is held to: the requested one, or its own fixed one
+if it is a built-in oracle with a fixed policy that differs from the request
+(that side is *exempt*; :mod:`fp8lab.sweeps.encoders`). Anything else is
+``nan_code_unexplained``, a failure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+
+from fp8lab.codecs import special_codes
+from fp8lab.runtime.guard import KernelFaultError, call_kernel
+from fp8lab.specs.format import FormatSpec
+from fp8lab.specs.formats import get_format
+from fp8lab.sweeps.encoders import resolve_encoder
+from fp8lab.sweeps.mismatch_classes import MISMATCH_CLASSES, classify_mismatches, nan_code_lut
+from fp8lab.sweeps.range_run import DEFAULT_CHUNK
+
+__all__ = [
+    "EXAMPLES_PER_CLASS",
+    "ChunkResult",
+    "Merged",
+    "compare_chunk",
+    "exempt_sides",
+    "merge_chunks",
+]
+
+EXAMPLES_PER_CLASS = 5
+
+Codes = npt.NDArray[np.uint8]
+
+
+@dataclass(frozen=True)
+class ChunkResult:
+    """Counts from one chunk of patterns, or the fault that stopped it."""
+
+    examined: int
+    by_class: dict[str, int]
+    examples: dict[str, list[dict[str, str]]]
+    nan_code_unexplained: int = 0
+    start: int = 0
+    fault: str = ""
+
+
+@dataclass(frozen=True)
+class Merged:
+    """Chunks merged: totals, the lowest examples of each class, the lowest chunk's fault."""
+
+    examined: int
+    by_class: dict[str, int]
+    examples: dict[str, list[dict[str, str]]]
+    nan_code_unexplained: int
+    fault: str
+
+
+def exempt_sides(a: str, b: str, fmt: str, saturate: bool, nan: str) -> list[tuple[str, str]]:
+    """``(name, fixed policy)`` of each side whose fixed NaN policy differs from ``nan``."""
+    out = []
+    for name in (a, b):
+        fixed = resolve_encoder(name, fmt, saturate, nan).fixed_nan
+        if fixed is not None and fixed != nan:
+            out.append((name, fixed))
+    return out
+
+
+class _BadOutputError(Exception):
+    pass
+
+
+def _codes(
+    name: str, fmt: str, saturate: bool, nan: str, start: int, stop: int, x: np.ndarray
+) -> Codes:
+    encoder = resolve_encoder(name, fmt, saturate, nan)
+    if encoder.pattern_range is not None:
+        return call_kernel(encoder.pattern_range, start, stop)
+    got = call_kernel(encoder.encode, x)
+    if not isinstance(got, np.ndarray):
+        raise _BadOutputError(
+            f"returned {type(got).__name__}, want a uint8 ndarray of shape {x.shape}"
+        )
+    if got.dtype != np.uint8 or got.shape != x.shape:
+        raise _BadOutputError(f"returned {got.dtype}{list(got.shape)}, want uint8{list(x.shape)}")
+    return np.array(got, copy=True)
+
+
+@lru_cache(maxsize=1)
+def _offset_base() -> np.ndarray:
+    return np.arange(DEFAULT_CHUNK, dtype=np.uint32)
+
+
+def _offsets(n: int) -> np.ndarray:
+    base = _offset_base()
+    return base[:n] if n <= base.size else np.arange(n, dtype=np.uint32)
+
+
+def _held_codes(fmt: FormatSpec, saturate: bool, policy: str) -> npt.NDArray[np.uint8]:
+    """The NaN code a side held to ``policy`` must emit, indexed by the input's sign bit."""
+    return np.array(special_codes(fmt, saturate=saturate, nan=policy).nan, np.uint8)
+
+
+def _nan_unexplained(
+    x: np.ndarray,
+    codes: tuple[Codes, Codes],
+    policies: tuple[str, str],
+    fmt: FormatSpec,
+    saturate: bool,
+) -> int:
+    lut = nan_code_lut(fmt)
+    both = np.flatnonzero(lut[codes[0]] & lut[codes[1]])
+    if both.size == 0:
+        return 0
+    sign = (x[both].view(np.uint32) >> np.uint32(31)).astype(np.intp)
+    bad = np.zeros(both.size, np.bool_)
+    for side, policy in zip(codes, policies, strict=True):
+        bad |= side[both] != _held_codes(fmt, saturate, policy)[sign]
+    return int(bad.sum())
+
+
+def compare_chunk(
+    a: str, b: str, fmt: str, saturate: bool, nan: str, start: int, stop: int
+) -> ChunkResult:
+    """Compare ``a`` and ``b`` on the float32 patterns ``[start, stop)``."""
+    spec = get_format(fmt)
+    x = (_offsets(stop - start) + np.uint32(start)).view(np.float32)
+    sides = []
+    for name in (a, b):
+        try:
+            sides.append(_codes(name, spec.name, saturate, nan, start, stop, x))
+        except KernelFaultError as exc:
+            return ChunkResult(0, {}, {}, 0, start, f"encoder {name!r} raised {exc.reason}")
+        except _BadOutputError as exc:
+            return ChunkResult(0, {}, {}, 0, start, f"encoder {name!r} {exc}")
+    codes_a, codes_b = sides
+    differ = np.flatnonzero(codes_a != codes_b)
+    by_class = dict.fromkeys(MISMATCH_CLASSES, 0)
+    examples: dict[str, list[dict[str, str]]] = {}
+    if differ.size:
+        classes = classify_mismatches(x[differ], codes_a[differ], codes_b[differ], spec)
+        for k, cls in enumerate(MISMATCH_CLASSES):
+            hits = differ[classes == k]
+            by_class[cls] = int(hits.size)
+            if hits.size:
+                examples[cls] = [
+                    {
+                        "input": f"0x{start + int(i):08x}",
+                        a: f"{codes_a[i]:#04x}",
+                        b: f"{codes_b[i]:#04x}",
+                    }
+                    for i in hits[:EXAMPLES_PER_CLASS]
+                ]
+    exempt = dict(exempt_sides(a, b, spec.name, saturate, nan))
+    if exempt:
+        policies = (exempt.get(a, nan), exempt.get(b, nan))
+        unexplained = _nan_unexplained(x, (codes_a, codes_b), policies, spec, saturate)
+    else:
+        unexplained = by_class["nan_code"]
+    return ChunkResult(stop - start, by_class, examples, unexplained, start)
+
+
+def _class_rank(cls: str) -> tuple[int, str]:
+    return (MISMATCH_CLASSES.index(cls) if cls in MISMATCH_CLASSES else len(MISMATCH_CLASSES), cls)
+
+
+def merge_chunks(results: list[ChunkResult]) -> Merged:
+    """Merge chunk results in any completion order into the same :class:`Merged`."""
+    by_class = dict.fromkeys(MISMATCH_CLASSES, 0)
+    rows: dict[str, list[dict[str, str]]] = {}
+    for r in results:
+        for cls, n in r.by_class.items():
+            by_class[cls] = by_class.get(cls, 0) + n
+        for cls, found in r.examples.items():
+            rows.setdefault(cls, []).extend(found)
+    examples = {
+        cls: sorted(found, key=lambda row: int(row["input"], 16))[:EXAMPLES_PER_CLASS]
+        for cls, found in sorted(rows.items(), key=lambda kv: _class_rank(kv[0]))
+    }
+    faults = sorted((r.start, r.fault) for r in results if r.fault)
+    return Merged(
+        examined=sum(r.examined for r in results),
+        by_class=by_class,
+        examples=examples,
+        nan_code_unexplained=sum(r.nan_code_unexplained for r in results),
+        fault=faults[0][1] if faults else "",
+    )

@@ -1,0 +1,45 @@
+"""The one range value of the 2**32 and 2**31 runners."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from fp8lab.sweeps.range_run import ALL_PATTERNS, EVERY_PATTERN, RangeRun
+
+
+def test_the_default_is_every_pattern_of_the_domain() -> None:
+    assert EVERY_PATTERN.bounds() == (0, ALL_PATTERNS)
+    assert EVERY_PATTERN.bounds(1 << 31, "amax pattern range") == (0, 1 << 31)
+
+
+@pytest.mark.parametrize(
+    ("run", "domain", "message"),
+    [
+        (RangeRun(start=5, stop=5), ALL_PATTERNS, r"\[0x5, 0x5\) is empty or outside 2\*\*32"),
+        (RangeRun(stop=(1 << 31) + 1), 1 << 31, r"outside 2\*\*31"),
+        (RangeRun(start=-1, stop=4), ALL_PATTERNS, "empty or outside"),
+        (RangeRun(stop=16, chunk=0), ALL_PATTERNS, "chunk must be at least 1"),
+    ],
+)
+def test_a_bad_range_is_refused(run: RangeRun, domain: int, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        run.bounds(domain)
+
+
+def test_chunks_tile_every_range_exactly_once() -> None:
+    run = RangeRun(chunk=3)
+    pieces = run.chunks([(0, 7), (10, 12)])
+    assert pieces == [(0, 3), (3, 6), (6, 7), (10, 12)]
+    covered = [v for lo, hi in pieces for v in range(lo, hi)]
+    assert covered == [*range(7), 10, 11]
+
+
+def test_placement_names_where_the_chunks_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FP8LAB_SCHEDULER", raising=False)
+    assert RangeRun(workers=3).placement().workers == 3
+    with ThreadPoolExecutor(1) as pool:
+        place = RangeRun(workers=1, executor=pool, executor_name="threads").placement()
+    assert (place.executor, place.name) == (pool, "threads")
+    assert RangeRun().placement().name == "processes"
