@@ -162,6 +162,26 @@ def _report(args: argparse.Namespace, a: str, b: str, entry: dict[str, Any]) -> 
     return entry
 
 
+def _isolated_entry(args: argparse.Namespace, a: str, b: str, scale: float) -> dict[str, Any]:
+    """:func:`_entry` in a worker process: a user's kernel that exits ends only that process.
+
+    Raises:
+        KernelFaultError: if the worker died (the kernel exited or crashed).
+    """
+    from concurrent.futures.process import BrokenProcessPool
+
+    from fp8lab.runtime.guard import KernelFaultError
+    from fp8lab.runtime.parallel import worker_pool
+
+    with worker_pool(1) as pool:
+        try:
+            return pool.submit(_entry, args, a, b, scale, None).result()
+        except BrokenProcessPool:
+            raise KernelFaultError(
+                f"a worker process died while running {a!r} vs {b!r} at scale {scale!r}"
+            ) from None
+
+
 def run(args: argparse.Namespace) -> int:
     """Detect at every scale, print a line each, return the exit status."""
     from fp8lab.detect import benchmark_enumeration, enumeration_is_complete, fused_applies
@@ -178,10 +198,15 @@ def run(args: argparse.Namespace) -> int:
     if on_cluster and args.method == "enumerate":
         raise CliError("--scheduler and --dask-local run brute force: add --method brute or check")
     entries = []
+    foreign = not on_cluster and any(":" in k for k in (a, b))
     with open_executor(args) as cluster:
         for s in scales:
             try:
-                entry = _entry(args, a, b, float(s), cluster)
+                entry = (
+                    _isolated_entry(args, a, b, float(s))
+                    if foreign
+                    else _entry(args, a, b, float(s), cluster)
+                )
             except KernelFaultError as exc:
                 print(f"fp8lab detect: {KERNEL_ERROR}: {exc.reason}", file=sys.stderr)
                 return KERNEL_ERROR_EXIT

@@ -44,14 +44,24 @@ def add_executor_args(p: argparse.ArgumentParser) -> None:
 
 
 @contextmanager
-def open_executor(args: argparse.Namespace) -> Iterator[Cluster | None]:
+def open_executor(args: argparse.Namespace, *, foreign: bool = False) -> Iterator[Cluster | None]:
     """The cluster the flags ask for, or None for local processes.
+
+    With ``foreign`` (a user's code runs in the chunks) and ``--workers 1``,
+    the chunks still run in one worker process, not in this one: a kernel
+    that exits or crashes ends the same way as under the default pool.
 
     Raises:
         CliError: for ``--workers`` with a cluster, a missing dask, or an
             unreachable scheduler.
     """
     if args.scheduler is None and args.dask_local is None:
+        if foreign and getattr(args, "workers", None) == 1:
+            from fp8lab.runtime.parallel import worker_pool
+
+            with worker_pool(1) as pool:
+                yield Cluster(pool, 1, "processes")
+            return
         yield None
         return
     if getattr(args, "workers", None) is not None:

@@ -68,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
     from fp8lab.sweeps.range_run import RangeRun
 
     try:
-        with open_executor(args) as cluster:
+        foreign = ":" in args.a or ":" in args.b  # a user's MODULE:FUNC encoder
+        with open_executor(args, foreign=foreign) as cluster:
             record = run_exhaustive(
                 args.a,
                 args.b,

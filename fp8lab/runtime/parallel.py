@@ -62,6 +62,7 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
         proc.kill()
     for proc in workers:
         proc.join(5.0)
+    pool.shutdown(wait=True)  # the manager thread releases the queues: no leaked semaphore
 
 
 @contextmanager

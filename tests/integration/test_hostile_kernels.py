@@ -103,6 +103,14 @@ def writes_pass_everywhere(x, scale):
     return quant_static(x, scale)
 
 
+def encoder_exits(x, **keywords):
+    os._exit(0)
+
+
+def quant_exits(x, scale):
+    os._exit(0)
+
+
 def sum_exits(x):
     _CALLS[0] += 1
     if _CALLS[0] == 5:
@@ -247,3 +255,41 @@ def test_order_on_a_kernel_that_exits_mid_run_is_one_line_and_exit_1(kernel_dir:
     assert proc.returncode == 1, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "exited with status 0" in lines[0]
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_kernel_that_exits_ends_exhaustive_and_detect_the_same_on_any_worker_count(
+    kernel_dir: Path, workers: str
+) -> None:
+    exhaustive, _ = _run(
+        kernel_dir,
+        "exhaustive",
+        "hostile:encoder_exits",
+        "scan",
+        "--policy",
+        "sat",
+        "--stop",
+        "0x1000",
+        "--workers",
+        workers,
+        "--quiet",
+    )
+    detect, _ = _run(
+        kernel_dir,
+        "detect",
+        "--kernels",
+        "reciprocal,hostile:quant_exits",
+        "--scales",
+        "0.5",
+        "--method",
+        "brute",
+        "--stop",
+        "0x10000",
+        "--workers",
+        workers,
+        "--quiet",
+    )
+    for proc in (exhaustive, detect):
+        assert proc.returncode == 4, proc.stdout + proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and "kernel-error" in lines[0] and "worker process died" in lines[0]
