@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import importlib.metadata
 import os
@@ -43,6 +44,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "chains": ("chains_cmd", "list fused-chain recipes, or count where two recipes differ"),
 }
 USAGE = 2  # EXIT_CODES["usage"], without importing the gates
+FAIL = 1  # EXIT_CODES["fail"]
 
 
 def command_of(argv: Sequence[str]) -> str | None:
@@ -73,6 +75,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         else:
             sub.add_parser(name, help=help_line)
     return parser
+
+
+# errors of the machine rather than of the command: nothing half-published, one line, exit 1
+_MACHINE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EMFILE, errno.ENFILE}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -113,6 +119,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         print(f"fp8lab {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_status
+    except OSError as exc:  # a full disk, a read-only folder: the machine's, said in one line
+        if exc.errno not in _MACHINE_ERRNOS:
+            raise
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"fp8lab {args.command}: error: {exc.strerror}{where}", file=sys.stderr)
+        return FAIL
     except KeyboardInterrupt as exc:
         stop = exc if isinstance(exc, SignalInterrupt) else SignalInterrupt(signal.SIGINT)
         print(f"fp8lab {args.command}: {stop}", file=sys.stderr)
