@@ -3,7 +3,7 @@
 //
 //   y = x * inv, inv = 1.0f / scale formed once; code = F32ToFp8(y)
 //
-// F32ToFp8 (vllm.cpp cpu_ops.cpp, fp8-facts §3): NaN -> 0x7F with the sign
+// F32ToFp8 (vllm.cpp cpu_ops.cpp): NaN -> 0x7F with the sign
 // dropped; |y| >= 448 or inf -> sign|0x7E; frexp, then nearbyint (RNE) of the
 // significand; subnormals as nearbyint(|y| * 512) in double.
 //

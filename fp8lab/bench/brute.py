@@ -2,7 +2,7 @@
 
 Both engines run the same range with the same workers; the figure is the
 ratio of their wall times (best of ``repeats``), and both records must be equal
-except ``wall_seconds``. Run: ``fp8lab bench --brute`` (issue 13 §2).
+except ``wall_seconds``. Run: ``fp8lab bench --brute``.
 """
 
 from __future__ import annotations

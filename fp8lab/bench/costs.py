@@ -1,7 +1,7 @@
 """What ``make evidence`` and ``make test`` spend their time on, measured in pieces.
 
 Both are too long to run inside ``fp8lab bench --all``, so their time is
-explained by its components (issue 13 §2):
+explained by its components:
 
 - evidence: one 2**32 proof pass (fast vs scan, e4m3fn, saturating), every
   proof of :data:`fp8lab.evidence.proofs.PROOF_PLAN` timed on a sample and scaled to

@@ -1,4 +1,4 @@
-"""``fp8lab bench --all``: every figure of issue 13 §2, as ratios measured in one run.
+"""``fp8lab bench --all``: every benchmark figure, as ratios measured in one run.
 
 - brute force at one scale over ``[0, stop)`` (all 2**32 by default), fused
   engine against its numpy twin (:func:`fp8lab.bench.brute.bench_brute`);
@@ -32,7 +32,7 @@ __all__ = ["SCHEMA", "TARGETS", "bench_all", "summary_lines", "torch_cast_row"]
 SCHEMA = "fp8lab-bench-all/1"
 CEILING = "float32->uint8 cast (memory ceiling)"
 TORCH = "torch CPU cast (float8_e4m3fn)"
-# Issue 13 §2's targets, in seconds (evidence and test: make evidence, make test).
+# The speed targets, in seconds (evidence and test: make evidence, make test).
 TARGETS = {"brute": 3.0, "help": 0.5, "evidence": 300.0, "test": 180.0}
 HELP_COMMANDS: dict[str, list[str]] = {
     "python -c pass (interpreter start)": ["-c", "pass"],

@@ -1,6 +1,6 @@
 """``fp8lab bench``: encoder throughput as ratios from one run.
 
-``--brute`` adds brute force; ``--all`` every figure of issue 13 §2 (:mod:`fp8lab.bench.suite`).
+``--brute`` adds brute force; ``--all`` every benchmark figure (:mod:`fp8lab.bench.suite`).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument(
         "--all",
         action="store_true",
-        help="every figure of issue 13 §2 as ratios from one run: brute force, encoders "
+        help="every benchmark figure as ratios from one run: brute force, encoders "
         "against ml_dtypes/torch/copy ceiling, --help against the interpreter start, and the "
         "components of make evidence and make test (minutes at the default sizes)",
     )
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_all(args: argparse.Namespace) -> int:
-    """Every figure of issue 13 §2; exit 1 if the brute-force engines disagree."""
+    """Every benchmark figure; exit 1 if the brute-force engines disagree."""
     if args.brute:
         raise CliError("--all includes --brute")
     from pathlib import Path

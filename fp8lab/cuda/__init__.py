@@ -1,7 +1,7 @@
 """The CUDA arm: CUDA C sources with a device build (cupy) and a host build (g++).
 
 See ``fp8lab_cuda.cuh`` for the shared math and the conversion facts
-(schemes-and-order §5). Importing this package needs only numpy and
+Importing this package needs only numpy and
 ml_dtypes; cupy is imported by module name when the device is probed.
 """
 

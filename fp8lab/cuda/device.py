@@ -5,7 +5,7 @@ serve; this module needs only numpy, ml_dtypes and cupy. The device source is
 ``device_kernels.cu`` with ``fp8lab_cuda.cuh`` pasted in, compiled by
 ``cupy.RawModule`` (NVRTC) with no CUDA header: the conversion is the inline
 PTX ``cvt.rn.satfinite.e4m3x2.f32`` that cuda_fp8.hpp emits for sm_89+ under
-SATFINITE (schemes-and-order §5.1-5.2), so the device must be sm_89 or newer.
+SATFINITE (PTX cvt.rn.satfinite), so the device must be sm_89 or newer.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Host-vs-device conversion facts, each checked against the cuda_fp8.hpp installed here.
 
-schemes-and-order §5.1: on sm_89+ under SATFINITE ``__nv_cvt_float_to_fp8``
+On sm_89+ under SATFINITE ``__nv_cvt_float_to_fp8``
 is one PTX instruction; everywhere else (the host, older devices, NOSAT) it
 canonicalises NaN and rounds in software through double.
 """

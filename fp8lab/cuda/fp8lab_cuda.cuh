@@ -1,7 +1,7 @@
 /* fp8lab CUDA arm: the math shared by the device build (cupy, NVRTC) and the
  * host build (g++ against the CUDA headers from PyPI). One source, two builds.
  *
- * Conversion (schemes-and-order §5.1, cuda_fp8.hpp __nv_cvt_float_to_fp8):
+ * Conversion (cuda_fp8.hpp __nv_cvt_float_to_fp8):
  *   device, sm_89+, SATFINITE: the header emits
  *     cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1   (x in %1, 0.0f in %2, result in the low byte);
  *   host: NaN -> canonical +NaN (0x7FFFFFFF), widened to double, then

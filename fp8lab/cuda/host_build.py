@@ -2,7 +2,7 @@
 
 The sources (``fp8lab_cuda.cuh``, ``host_abi.cu``) include ``cuda_fp8.h``, so
 the build needs the CUDA headers, taken from PyPI wheels and never from a
-local toolkit (schemes-and-order §5.1): ``nvidia-cuda-runtime`` (cuda_fp8.h,
+local toolkit: ``nvidia-cuda-runtime`` (cuda_fp8.h,
 cuda_fp8.hpp), ``nvidia-cuda-crt`` (crt/host_defines.h) and
 ``nvidia-cuda-cccl`` (nv/target), all CUDA 13 (pinned in constraints.txt,
 installed by the ``test`` extra). ``FP8LAB_CUDA_INCLUDE`` (a path list)

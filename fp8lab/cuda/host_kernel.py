@@ -4,7 +4,7 @@
 and load through :func:`fp8lab.kernels.load_shared`; the library also
 exports ``fp8lab_matmul_two_scalar`` (same signature) and the pattern-range
 encoders ``fp8lab_encode_{e4m3fn,e5m2}_range(start, n, out)``. Conversion is
-cuda_fp8.hpp's host path (schemes-and-order §5.1): NaN is canonicalised
+cuda_fp8.hpp's host path: NaN is canonicalised
 first, so every NaN input gives 0x7F whatever its sign; the quant clamps
 first, so NaN -> 0x7E there (NaN policy ``clamp-pos``).
 """

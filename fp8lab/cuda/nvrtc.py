@@ -3,7 +3,7 @@
 G2 compiles the same source through cupy on a device. Without one, this
 compiles it here, so CI can check what the device would run: for sm_89 and
 later the conversion is the instruction ``cvt.rn.satfinite.e4m3x2.f32``
-(schemes-and-order §5.1). NVRTC comes from the ``nvidia-cuda-nvrtc`` wheel
+NVRTC comes from the ``nvidia-cuda-nvrtc`` wheel
 (CUDA 13, pinned; in the ``test`` extra) and is called through ctypes.
 """
 

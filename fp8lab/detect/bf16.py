@@ -1,7 +1,7 @@
 """bfloat16 inputs: which widened bf16 values expose divide vs reciprocal.
 
 A bf16 value widens exactly to the float32 with the same top 16 bits and zero
-low bits (fp8-facts §3: x is f32, or bf16 widened to f32). The bf16 inputs are
+low bits (x is f32, or bf16 widened to f32). The bf16 inputs are
 therefore a subset of the float32 inputs, and the enumeration's candidate set
 is complete for every float32 input (:mod:`fp8lab.detect.windows`), so the
 candidates with zero low 16 bits are complete for bf16.

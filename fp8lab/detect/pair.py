@@ -2,7 +2,7 @@
 
 Both scale in float32 and encode with saturating RNE (OFP8 §4.2, SATFINITE):
 ``reciprocal`` forms ``r = float32(1) / float32(s)`` once and encodes ``x * r``
-(vllm.cpp QuantFp8Static, fp8-facts §3); ``divide`` encodes ``x / s`` (mutant M2).
+(vllm.cpp QuantFp8Static); ``divide`` encodes ``x / s`` (mutant M2).
 Names resolve in any process, so workers receive names, not objects. Every
 kernel is called through :func:`quantize_codes`: a private read-only copy of the
 input (:func:`fp8lab.runtime.guard.call_kernel`), and a fault, never a traceback, for a

@@ -1,4 +1,4 @@
-"""Scale lists: parsing, validation and log-spaced grids (fp8-facts §3)."""
+"""Scale lists: parsing, validation and log-spaced grids."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Run notebooks with papermill into run directories (the one module that uses papermill).
 
-A run is complete only when all of these hold (fp8-facts §5): papermill exits
+A run is complete only when all of these hold: papermill exits
 0 within the outer timeout, every code cell has an execution count, and no
 output is an error. A cell timeout or a dead kernel can leave cells looking
 completed, so the check reads the executed notebook rather than trusting it.

@@ -1,4 +1,4 @@
-"""Why an executed notebook is not complete, in the user's terms (fp8-facts §5).
+"""Why an executed notebook is not complete, in the user's terms.
 
 A run is complete only when every code cell has an execution count and no
 output is an error; a cell timeout or a dead kernel can leave cells looking

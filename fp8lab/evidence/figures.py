@@ -1,4 +1,4 @@
-"""Figures saved as deterministic SVG: a fixed hash salt and no date (fp8-facts §5)."""
+"""Figures saved as deterministic SVG: a fixed hash salt and no date."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """What an HTML page would fetch from the network when opened: it should be nothing.
 
-A report or the front page must open offline (issue 13 §3), so no element
+A report or the front page must open offline, so no element
 may load a remote resource: ``src`` of any element, ``href`` of ``<link>``,
 ``data`` of ``<object>``, a CSS ``url(...)`` or ``@import``, or a script's
 ``import("...")``. Links a reader clicks (``<a href>``) are not loads.

@@ -7,7 +7,7 @@ shown as a placeholder. A banner above the first cell says whether the run
 used the defaults, and a smoke run says so there first. The cell tagged
 ``report-summary`` (:data:`fp8lab.evidence.shown.SUMMARY_TAG`, the run's
 summary: verdicts, key numbers, parameters) follows the banner, its code
-hidden, so every report opens with its conclusions (issue 13 §3). Cell ids
+hidden, so every report opens with its conclusions. Cell ids
 are renumbered and execution timestamps are removed from the metadata.
 
 The report loads nothing from the network, so it opens offline (in a CI

@@ -1,6 +1,6 @@
 """How a notebook shows its records to a reader: the report summary and folded tables.
 
-Pure functions from records to HTML (issue 13 §3, "Every report opens with a
+Pure functions from records to HTML ("Every report opens with a
 summary ... the long tables after them, folded"). The records themselves
 stay exact in their sidecars; only what is shown is rounded:
 

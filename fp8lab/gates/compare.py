@@ -2,7 +2,7 @@
 
 ``compare_codes`` splits fp8 code disagreements into real mismatches and
 NaN-code disagreements (both sides NaN, different code), which are a policy
-difference and are never counted as mismatches (fp8-facts §2).
+difference and are never counted as mismatches.
 ``assert_bitexact`` compares bytes with zero tolerance; ``assert_max_ulp``
 measures the worst ulp distance. Both fail when they examined nothing.
 """

@@ -11,7 +11,7 @@ The kernel gets a private read-only copy of each input (``fp8lab.runtime.guard``
 every expectation is computed before the call, and any exception or exit of
 the kernel fails that case. Vacuity guards: a case that examines no words
 fails, and so does one where half or more of the reference bytes are zero in
-magnitude (fp8-facts §3).
+magnitude.
 
 Every call hands the kernel one float32 scale, as vLLM's and vllm.cpp's quant
 kernels take it (the per-shard collapse happens where a checkpoint is loaded).

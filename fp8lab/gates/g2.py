@@ -7,7 +7,7 @@ reference over float32 pattern ranges (default all 2^32), compared on the
 device. The encoder is held to the reference on every non-NaN pattern and to
 "some NaN code" on NaN patterns; what NaN patterns became (canonical 0x7F,
 sign kept, not NaN) is measured and recorded, since PTX leaves the NaN sign
-unspecified and the host path drops it (schemes-and-order §5.1).
+unspecified and the host path drops it.
 
 PASS or FAIL only with a device. Without one the gate is PENDING and the
 reason says what is missing: cupy (the import fails), the driver, or a device

@@ -8,7 +8,7 @@ e4m3fn encoder against the scan reference over float32 pattern ranges
 (default all 2^32), NaN codes exact (:mod:`fp8lab.gates.cuda_compare`).
 
 What it proves and what it does not is :data:`G2H_SCOPE`, carried in the
-record (schemes-and-order §5.1). Without g++ or the headers it is PENDING
+record. Without g++ or the headers it is PENDING
 with the reason; a compile error is a FAIL.
 """
 

@@ -1,6 +1,6 @@
 """Gate G3: a matmul kernel against its order-faithful model and the exact product.
 
-Cases: the seed's four (fp8-facts §3, G3) exactly, then larger shapes; the
+Cases: the seed's four (G3) exactly, then larger shapes; the
 1024x1024 ones are opt-in (``large=True``). Two verdicts (assertions) per
 case: (1) bitwise against the model the kernel claims (its ``spec``; a
 callable claims vllm.cpp's sequential f32 sum with folded alpha); (2) every

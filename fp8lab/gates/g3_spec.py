@@ -2,7 +2,7 @@
 
 A kernel may carry ``spec`` (a :class:`~fp8lab.kernels.matmul_protocol.MatmulSpec`, or
 any object with its fields); without one it claims vllm.cpp's contract,
-sequential float32 accumulation with a folded alpha (fp8-facts §3). A spec
+sequential float32 accumulation with a folded alpha. A spec
 G3 cannot read is refused with the reason, never replaced by the default.
 """
 

@@ -1,4 +1,4 @@
-"""Gate GF: a fused-chain kernel against its declared recipe, bitwise, step by step (issue 15 §3).
+"""Gate GF: a fused-chain kernel against its declared recipe, bitwise, step by step.
 
 Kernel signatures (docs/manual.md "Fused chains"), all arrays bf16 except the codes:
 

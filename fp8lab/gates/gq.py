@@ -1,4 +1,4 @@
-"""Gate GQ: a dynamic or block-scaled quant kernel against its rule's exact reference (issue 12 §3).
+"""Gate GQ: a dynamic or block-scaled quant kernel against its rule's exact reference.
 
 The kernel is ``FUNC(x) -> (codes, scales)`` with ``x`` float32 or bfloat16
 [M, K]; codes uint8 [M, K]; scales float32 [1] (per-tensor), [M]

@@ -2,7 +2,7 @@
 
 The frexp + nearbyint algorithm, vectorised with one masked step per branch of
 the C++ so that each branch, and each of the **two** saturation points, can be
-mutated on its own (fp8-facts §3):
+mutated on its own:
 
 1. NaN -> 0x7F, sign dropped (unlike ml_dtypes, which keeps it).
 2. |x| not finite or >= 448 -> sign|0x7E (the early saturation).

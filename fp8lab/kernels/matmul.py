@@ -2,7 +2,7 @@
 
 * ``vllm_cpp``: vllm.cpp CPU MatmulFp8. Decode both operands, sum over k
   in order in float32 without FMA, ``out = f32(alpha * acc)`` with
-  ``alpha = f32(s_in * s_w)``; f32 out, or bf16 by RNE (fp8-facts §3).
+  ``alpha = f32(s_in * s_w)``; f32 out, or bf16 by RNE.
 * ``upstream``: the same accumulation with upstream vLLM's two epilogue
   scalars, ``f32(s_in * f32(s_w * acc))`` (a recorded deviation).
 * ``upstream_cuda_bf16``: upstream's CUDA epilogue, which writes bf16; an
@@ -123,12 +123,12 @@ MATMUL_VARIANTS = {
 def matmul_vllm_cpp(
     a_codes: np.ndarray, b_codes: np.ndarray, s_in: Any, s_w: Any, out_dtype: str
 ) -> np.ndarray:
-    """vllm.cpp CPU MatmulFp8 as a plain function (fp8-facts §3)."""
+    """vllm.cpp CPU MatmulFp8 as a plain function."""
     return _VLLM_CPP.matmul(a_codes, b_codes, s_in, s_w, out_dtype)
 
 
 def matmul_upstream(
     a_codes: np.ndarray, b_codes: np.ndarray, s_in: Any, s_w: Any, out_dtype: str
 ) -> np.ndarray:
-    """Upstream vLLM's two-scalar epilogue on the same accumulation (fp8-facts §3)."""
+    """Upstream vLLM's two-scalar epilogue on the same accumulation."""
     return _UPSTREAM.matmul(a_codes, b_codes, s_in, s_w, out_dtype)

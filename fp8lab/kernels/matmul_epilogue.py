@@ -4,7 +4,7 @@
 * two_scalar (upstream vLLM): ``out = f32(s_in * f32(s_w * acc))``.
 * two_scalar_swapped: ``out = f32(s_w * f32(s_in * acc))``.
 * vllm_cutlass (vLLM SM90 CUTLASS): swapped for M <= 64 (swap_ab), else
-  two_scalar (schemes-and-order §3.3).
+  two_scalar.
 * intermediate ``exact``: ``RN(s_in·s_w·acc)`` rounded once, whatever the
   order (:mod:`fp8lab.refs.gemm_epilogue`).
 * prescaled: the kernel scaled its operands before the product
@@ -14,7 +14,7 @@
 * bf16 epilogue (CUDA variant): the result is rounded to bf16 whatever the
   requested output; an f32 output is that bf16 value widened, exactly.
 
-(fp8-facts §3, MatmulFp8; the two-scalar form is a recorded deviation.)
+(MatmulFp8; the two-scalar form is a recorded deviation.)
 """
 
 from __future__ import annotations

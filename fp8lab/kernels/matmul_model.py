@@ -3,7 +3,7 @@
 A thin adapter over :func:`fp8lab.refs.gemm_model.model_output_bits` (the
 model G3 checks against, written apart from the kernels): it validates the
 arguments as the MatmulFp8 contract says and views the model's output bits
-as float32 or bfloat16 (fp8-facts §3). ``decode_operands`` is the kernel
+as float32 or bfloat16. ``decode_operands`` is the kernel
 side's decode, re-exported here for its old import path.
 """
 

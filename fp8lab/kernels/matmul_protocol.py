@@ -3,7 +3,7 @@
 A matmul kernel takes A [M,K] and B [N,K] e4m3fn codes (K contiguous, the
 product is A·Bᵀ), the float32 scales ``s_in`` and ``s_w``, and ``out_dtype``
 ("f32" or "bf16"); it folds the scales itself and returns [M,N] float32 or
-bfloat16 (fp8-facts §3, MatmulFp8). NaN codes (0x7F, 0xFF) are not refused:
+bfloat16 (MatmulFp8). NaN codes (0x7F, 0xFF) are not refused:
 they decode to NaN and propagate through IEEE arithmetic, so every output
 whose row or column holds one is NaN (vllm.cpp decodes then sums).
 """
@@ -75,7 +75,7 @@ VLLM_CPP_SPEC = MatmulSpec()
 
 @runtime_checkable
 class MatmulKernel(Protocol):
-    """An FP8 matmul kernel under test (fp8-facts §3, MatmulFp8)."""
+    """An FP8 matmul kernel under test (MatmulFp8)."""
 
     @property
     def name(self) -> str:

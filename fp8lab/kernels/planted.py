@@ -1,7 +1,7 @@
 """Planted defects: static-quant kernels that are wrong in one known way each.
 
 They show that a gate can go red (tests/meta) and give notebooks a defect to
-display. Each is the reference arithmetic with one change (fp8-facts §3, the
+display. Each is the reference arithmetic with one change (the
 seed's mutation series M1, M2, M3, M4).
 """
 

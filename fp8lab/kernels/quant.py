@@ -82,12 +82,12 @@ BUILTIN_KERNELS = {k.name: k for k in (_VLLM_CPP, _UPSTREAM, _F32TOFP8)}
 
 
 def quant_static(x: np.ndarray, scale: Any) -> npt.NDArray[np.uint8]:
-    """vllm.cpp CPU QuantFp8Static: e4m3fn codes, NaN -> 0x7F (fp8-facts §3)."""
+    """vllm.cpp CPU QuantFp8Static: e4m3fn codes, NaN -> 0x7F."""
     return _VLLM_CPP.quantize(x, scale)
 
 
 def quant_static_upstream(x: np.ndarray, scale: Any) -> npt.NDArray[np.uint8]:
-    """VLLM CUDA static per-tensor quant: e4m3fn codes, NaN -> 0x7E (fp8-facts §4)."""
+    """VLLM CUDA static per-tensor quant: e4m3fn codes, NaN -> 0x7E."""
     return _UPSTREAM.quantize(x, scale)
 
 

@@ -1,4 +1,4 @@
-"""The input contract of the static quantization kernels (fp8-facts §3)."""
+"""The input contract of the static quantization kernels."""
 
 from __future__ import annotations
 

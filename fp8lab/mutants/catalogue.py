@@ -1,9 +1,9 @@
-"""The mutant catalogue, as data: one record per mutant (fp8-facts §3; known bug classes).
+"""The mutant catalogue, as data: one record per mutant (known bug classes).
 
 ``build`` names the builder in :mod:`.quant_mutants` (target ``quant``, gated
 by G1), :mod:`.gemm_mutants` (target ``gemm``, gated by G3),
-:mod:`.scheme_mutants` (target ``scheme``, gated by GQ; issue 12 §5) or
-:mod:`.chain_mutants` (target ``chain``, gated by GF; issue 15 §5).
+:mod:`.scheme_mutants` (target ``scheme``, gated by GQ) or
+:mod:`.chain_mutants` (target ``chain``, gated by GF).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Mutants of the fused-chain ports (target ``chain``, gated by GF): issue 15 §5's bug classes.
+"""Mutants of the fused-chain ports (target ``chain``, gated by GF): the fused chains' bug classes.
 
 Each mutant is :mod:`fp8lab.kernels.chain` with one bug written into its
 source (:class:`.patch.SourcePatch`); the kernel is the patched module's

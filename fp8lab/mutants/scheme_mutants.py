@@ -1,4 +1,4 @@
-"""Mutants of the scale-rule port (target ``scheme``, gated by GQ): issue 12 §5's bug classes.
+"""Mutants of the scale-rule port (target ``scheme``, gated by GQ): the scale rules' bug classes.
 
 Each mutant is :mod:`fp8lab.kernels.scheme` with one bug written into its
 source (:class:`.patch.SourcePatch`), gated by GQ under the scheme and rule

@@ -1,6 +1,6 @@
 """Accumulation order: infer a kernel's summation tree (FPRev) and name its family.
 
-schemes-and-order §3.1; issue 14.
+FPRev: Xie et al., "FPRev: Revealing the Order of Floating-Point Summation".
 """
 
 from fp8lab.order.declare import inferred_spec

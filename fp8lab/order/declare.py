@@ -8,8 +8,7 @@ multiply then an add), so that is either declared or fitted: the first of
 ``PRODUCTS`` whose model reproduces the kernel bit for bit on one seeded
 draw of operands (not G3's). The epilogue is declared. G3 then checks every
 output on its own operands, so a wrong declaration or fit, or a tree that
-holds at the probed output but not at another, is a FAIL (issue 14 item 3;
-schemes-and-order §3.1).
+holds at the probed output but not at another, is a FAIL.
 """
 
 from __future__ import annotations

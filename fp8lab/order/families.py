@@ -1,6 +1,6 @@
 """Known summation orders as trees, and naming an inferred tree by its family.
 
-Families (schemes-and-order §3; issue 14):
+Families:
 
 * ``sequential``: ((x0 + x1) + x2) + ... (a running float32 sum).
 * ``pairwise``: neighbours added level by level, an odd last term moving up

@@ -9,7 +9,7 @@
   children; a group is split by probing from its smallest leaf, where leaves
   of another child answer the ancestor's L. K-1 probes for a sequential
   chain, about (K/2)·log2 K for a balanced tree (FPRev's ``fprev``;
-  schemes-and-order §3.1). A group of three or more whose first two leaves
+  FPRev). A group of three or more whose first two leaves
   lie in different children (a node of fan-in above 2) first asks the
   sibling test (:mod:`fp8lab.order.siblings`), for every such group of
   a path in one batch: when it shows every leaf of a group is its own

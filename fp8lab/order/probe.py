@@ -4,7 +4,7 @@ Summand i is a huge positive mask, summand j the same mask negated, every
 other summand one unit. A partial sum holding exactly one mask is that mask
 (every unit added to it is absorbed), the node joining i and j cancels to 0,
 and every later add is exact, so the output counts the units outside the
-subtree joining i and j: ``L(i, j) = K - count`` (FPRev, schemes-and-order
+subtree joining i and j: ``L(i, j) = K - count`` (FPRev
 §3.1). Three probes:
 
 * :class:`SumProbe`, a summation ``f(x: float32[K]) -> float32``: masks

@@ -1,7 +1,7 @@
 """Run an inferred summation tree as an accumulator model, so it can be checked bit for bit.
 
 Each output's products a[i,k]·b[j,k] are formed in float32 (exact for fp8
-operands, fp8-facts §6) and added as the tree says, one float32 rounding
+operands) and added as the tree says, one float32 rounding
 (RNE) per binary node. A fused node (more than two children) has no float32
 meaning by itself, so a tree holding one is refused.
 """

@@ -3,7 +3,7 @@
 FPRev's pair probe L(i, j) only tells whether two summands share a child
 of the node that joins them, so splitting n summands of an n-way fused add
 pair by pair takes n(n-1)/2 probes, and no pair probe can do better: every
-singleton pair looks alike (schemes-and-order §3.1; issue 14). This test
+singleton pair looks alike (FPRev). This test
 asks one summation instead. Let P be a node, ``anchor`` a summand in one
 child of P and ``members`` the summands of P's other children. With every
 other summand 0, a large value H = 2**e at the anchor and a small value t
@@ -23,7 +23,7 @@ else (no t calibrates, outputs that differ) sends the caller back to pair
 probes, so a kernel this does not fit costs probes, not a wrong tree. It
 assumes P treats a term by its value alone, whichever child it came from.
 MMA-Sim's fused add (each term truncated to 13 bits below the largest,
-schemes-and-order §3.2) calibrates at t = 0.75·2**(e-13); a node that
+FPRev) calibrates at t = 0.75·2**(e-13); a node that
 rounds to nearest at t = 0.5·ulp. t is searched over 0.75·2**s and
 0.5·2**s, s = e-1 down to the probe's ``low_exp``, in one batched probe, and kept for the next
 node (re-checked there with two rows).

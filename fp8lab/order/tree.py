@@ -8,7 +8,7 @@ tree shares (an ancestor holds strictly more leaves). The canonical form lists
 the internal nodes sorted by that key, each with its children sorted by
 smallest leaf; id ``v < K`` is leaf v, id ``K + t`` is node t. Two trees are
 the same summation iff their canonical forms are equal (FPRev, Xie et al.,
-USENIX ATC '25; schemes-and-order §3.1).
+USENIX ATC '25).
 """
 
 from __future__ import annotations

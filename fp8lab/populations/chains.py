@@ -1,4 +1,4 @@
-"""Seeded input populations built for fused chains (issue 15 §3).
+"""Seeded input populations built for fused chains.
 
 Every population is a list of :class:`ChainCase`: bf16 inputs, a static
 scale and eps, and per-row labels. The row kinds:

@@ -1,4 +1,4 @@
-"""Designed silu-mul inputs on which a fast exp moves an fp8 byte (issue 15 §4).
+"""Designed silu-mul inputs on which a fast exp moves an fp8 byte.
 
 On bf16 gates, the ``exp2-f32-product`` exp differs from the correctly
 rounded one by float32 ulps only, which the fp8 grid almost always absorbs.

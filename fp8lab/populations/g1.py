@@ -1,4 +1,4 @@
-"""The seed's G1 population (vllm.cpp tests/vt/test_ops_fp8_cpu.cpp; fp8-facts §3).
+"""The seed's G1 population (vllm.cpp tests/vt/test_ops_fp8_cpu.cpp).
 
 Per scale s, 4319 words: 4096 uniform [-2, 2] values (not scaled), 11
 saturation words, 182 tie words (the e4m3fn midpoints of exponents -4..8 and

@@ -1,4 +1,4 @@
-"""G3 cases and their operands (fp8-facts §3, G3).
+"""G3 cases and their operands (G3).
 
 A is x ~ uniform[-2, 2) in float32, quantized by the kernel under test's
 static quant with ``s_in``; B is uniform random bytes in which the two NaN

@@ -1,7 +1,7 @@
 """The exact value of a chain, rounded once to e4m3fn: what rounding choices are measured against.
 
 A recipe (``fp8lab.specs.chain_recipe``) rounds after most steps. The exact value
-runs the same mathematics (issue 15 §1) with no rounding at all,
+runs the same mathematics with no rounding at all,
 ``q = v / scale`` where ``v`` is the real-number chain output:
 
 * rmsnorm: ``z = x (+ residual)``, ``v = z * w' / sqrt(sum(z**2) / H + eps)``,

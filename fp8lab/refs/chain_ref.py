@@ -1,4 +1,4 @@
-"""Reference fused chains, step by step, from a recipe's declaration (issue 15 §2).
+"""Reference fused chains, step by step, from a recipe's declaration.
 
 Each IEEE step (add, multiply, divide, sqrt in float32) is one numpy float32
 operation, which IEEE 754 rounds once; a bf16 store is

@@ -1,4 +1,4 @@
-"""Exact float32/bf16 rounding and correctly rounded exp, exp2 and rsqrt (issue 15 §2).
+"""Exact float32/bf16 rounding and correctly rounded exp, exp2 and rsqrt.
 
 Written from IEEE 754-2019 §4.3.1 (roundTiesToEven) with integers and
 ``fractions.Fraction``; it imports numpy and the standard library only.

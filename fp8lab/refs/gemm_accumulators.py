@@ -6,7 +6,7 @@ the float32 accumulator [M,N]; the epilogue is applied apart
 order stated. Products are rounded to float32 before they are added, except
 in the FMA model. A product of two e4m3fn values has at most 8 significant
 bits, so it is exact in float32 and FMA and multiply-then-add give the same
-sums for fp8 operands (fp8-facts §6); the FMA model differs only for
+sums for fp8 operands; the FMA model differs only for
 operands that are not fp8 values. Each numpy ufunc call rounds once to
 float32, so no step can be contracted into an FMA. Written apart from every
 kernel under test: it imports numpy and the standard library only. Slow
@@ -164,7 +164,7 @@ def fast_accum(
 ) -> F32:
     """Reduced-precision accumulation with periodic promotion to float32.
 
-    Model of Hopper FP8 tensor-core accumulation (fp8-facts §6; reported, not
+    Model of Hopper FP8 tensor-core accumulation (reported, not
     measured). Assumptions: the float32 product is added to the partial sum
     exactly and the exact sum is rounded once to ``mantissa_bits`` stored bits
     (hardware may instead drop the addend's shifted-out bits first; the sum is

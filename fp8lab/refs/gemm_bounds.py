@@ -1,7 +1,7 @@
 """Forward error bounds for an fp8 GEMM output against the exact product.
 
 Sequential float32 summation (Higham, Accuracy and Stability, 2nd ed., §4.2):
-the first add 0 + p0 is exact and the products are exact (fp8-facts §6), so
+the first add 0 + p0 is exact and the products are exact, so
 K - 1 additions each contribute a factor (1 + δ), |δ| <= u = 2**-24, and
 ``|fl(Σp) - Σp| <= gamma_{K-1} Σ|p|`` with ``gamma_n = n·u / (1 - n·u)``. The folded
 epilogue ``f32(alpha * acc)`` adds one more factor, and

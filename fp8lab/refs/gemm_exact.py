@@ -4,7 +4,7 @@ Independent of the kernels and models they check: imports only numpy,
 ``fp8lab.specs`` and the standard library, and decodes codes from the
 format's exact values.
 
-Exactness (fp8-facts §6): a finite e4m3fn value is n·2**-9 with |n| < 2**18
+Exactness: a finite e4m3fn value is n·2**-9 with |n| < 2**18
 (|v| <= 448 < 2**9), so a product is an integer number of 2**-18 units below
 2**36 units, and every partial sum of K products, in any order, is an
 integer below K·2**36 units. float64 holds every integer up to 2**53, so
@@ -137,7 +137,7 @@ def exact_acc(a_codes: np.ndarray, b_codes: np.ndarray) -> npt.NDArray[np.float6
 
 @dataclass(frozen=True, eq=False)
 class SeedReference:
-    """The seed's lossy double reference for one product (fp8-facts §3, G3)."""
+    """The seed's lossy double reference for one product (G3)."""
 
     want: npt.NDArray[np.float64]
     abs_sum: npt.NDArray[np.float64]
@@ -151,7 +151,7 @@ def seed_reference(
     """``want = alpha * acc`` in double, ``Σ|terms|`` and the seed's tolerance.
 
     Tolerance ``4·K·FLT_EPSILON·|alpha|·Σ|terms|``, plus ``0.004·|want|`` for
-    bf16 output; ``alpha = f32(s_in * s_w)`` (fp8-facts §3).
+    bf16 output; ``alpha = f32(s_in * s_w)``.
 
     Raises:
         ValueError: as :func:`exact_acc`, or for an unknown ``out_dtype``.

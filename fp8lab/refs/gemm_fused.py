@@ -2,7 +2,7 @@
 
 The model follows MMA-Sim's description of Hopper's fp8 ``wgmma``
 (microsoft/MMA-Sim ``mmasim/simulator/arithmetic.py`` ``fused_dot_add`` and
-``nv_fused_dot_add``; Xie et al., arXiv 2511.10909; schemes-and-order §3.2).
+``nv_fused_dot_add``; Xie et al., arXiv 2511.10909).
 These claims rest on that description alone: nothing here was checked
 against hardware (no GPU). For each output, K is cut into groups of
 ``group`` summands; the accumulator c starts at +0 and each group does:

@@ -1,6 +1,6 @@
 """Slow twin of the fused accumulation model: exact fractions, one output at a time.
 
-Written from MMA-Sim's description (schemes-and-order §3.2; not checked
+Written from MMA-Sim's description (not checked
 against hardware), apart from :mod:`fp8lab.refs.gemm_fused`: each term is a
 ``fractions.Fraction``, its exponent comes from ``math.frexp``, truncation is
 ``math.trunc`` of an exact quotient.

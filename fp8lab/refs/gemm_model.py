@@ -1,7 +1,7 @@
 """The whole-kernel model G3 checks against: decode, accumulate, epilogue, as output bits.
 
 What a kernel claiming an accumulation model and an epilogue must return,
-bit for bit (fp8-facts §3, MatmulFp8). Written apart from every kernel under
+bit for bit (MatmulFp8). Written apart from every kernel under
 test, epilogue and operand decode included; it imports numpy, the standard
 library and ``fp8lab.specs`` only, and takes a different route to the same
 roundings:
@@ -17,7 +17,7 @@ roundings:
   ``vllm_cutlass``: vLLM's SM90 CUTLASS fp8 epilogue ``RN(s_a·RN_f32(s_b·acc))``
   (``scaled_mm_epilogues_c3x.hpp``), which swaps A and B for M <= 64 and
   then passes (b_scales, a_scales) (``scaled_mm_sm90_fp8_dispatch.cuh``): the
-  swapped order for M <= 64, ``two_scalar`` above (schemes-and-order §3.3;
+  swapped order for M <= 64, ``two_scalar`` above (vLLM's SM90 dispatch;
   read from the source, not run on a GPU).
   ``intermediate``: ``f32`` rounds each step as above (alpha, or the first
   scale multiply: RN32 in ``RN_out(s_a·RN32(s_b·acc))``); ``exact`` keeps
@@ -28,7 +28,7 @@ roundings:
   vllm_cutlass's cut (swapped for M <= it; default 64).
   ``prescaled``: the operands are scaled first, ``A' = f32(A·s_in)``,
   ``B' = f32(B·s_w)``, then multiplied and summed by the accumulation model,
-  with no epilogue (issue 14: how torch's CPU ``_scaled_mm`` was reproduced;
+  with no epilogue (how torch's CPU ``_scaled_mm`` is reproduced;
   its products are no longer exact).
 * accumulation ``inferred``: the sum follows the binary tree and product
   rounding stated for the case's (M, N, K) in ``trees`` (usually inferred

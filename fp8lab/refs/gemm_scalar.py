@@ -3,7 +3,7 @@
 Each function has its vectorised twin's signature and order of operations,
 written element by element: ``np.float32`` scalar arithmetic rounds every
 operation to float32 (IEEE 754 binary32, RNE); the FMA twin forms a*b + c
-exactly with ``fractions.Fraction`` and rounds it once (fp8-facts §6).
+exactly with ``fractions.Fraction`` and rounds it once.
 """
 
 from __future__ import annotations

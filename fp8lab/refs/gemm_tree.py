@@ -2,7 +2,7 @@
 
 The tree is the canonical form :class:`fp8lab.order.SumTree` records
 (``nodes``: child ids, ``< K`` a leaf, ``K + t`` node t, root last), usually
-inferred from the kernel (FPRev; schemes-and-order §3.1). Written apart from
+inferred from the kernel (FPRev). Written apart from
 the order package's own runner: numpy, the standard library and
 :mod:`fp8lab.refs` only. Three product roundings (``PRODUCTS``):
 

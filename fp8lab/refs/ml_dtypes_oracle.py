@@ -3,7 +3,7 @@
 ml_dtypes' ``astype(float8_*)`` (0.5-0.7) rounds to nearest even, once, from
 float32 or float64; it is **non-saturating** (overflow and ±inf become NaN, or
 inf in e5m2) and **keeps the sign of NaN** where the format has a negative NaN
-(fp8-facts §2). A saturating comparison goes through :func:`ml_dtypes_encode`
+A saturating comparison goes through :func:`ml_dtypes_encode`
 with ``saturate=True``, which clips to ±max first (SATFINITE semantics; the
 clip keeps NaN). No other policy is offered: this adapter never pretends the
 library does what it does not.

@@ -1,4 +1,4 @@
-"""Reference static quantization: ``scan(float32(x) * float32(1/s))`` (fp8-facts §3).
+"""Reference static quantization: ``scan(float32(x) * float32(1/s))``.
 
 The G1 reference. It forms the reciprocal and the product itself (the
 arithmetic the spec fixes) and rounds with the scan reference; it never

@@ -3,7 +3,7 @@
 The sweeps keep one seam, ``Executor`` (:func:`fp8lab.runtime.parallel.run_tasks`);
 this module only opens one on a cluster: ``Client(...).get_executor(...)``
 ("a concurrent.futures Executor for submitting tasks on this Client",
-distributed/client.py; reference: schemes-and-order.md §7).
+distributed/client.py).
 
 - ``scheduler="tcp://HOST:PORT"``: an existing scheduler (``dask scheduler``)
   with its workers (``dask worker tcp://HOST:PORT``), which must import fp8lab

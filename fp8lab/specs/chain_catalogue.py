@@ -1,4 +1,4 @@
-"""The named recipes, each transcribed from the implementation it names (issue 15 §1).
+"""The named recipes, each transcribed from the implementation it names.
 
 Sources (read, not run; the line anchors are in docs/manual.md "Fused chains"):
 
@@ -10,7 +10,7 @@ Sources (read, not run; the line anchors are in docs/manual.md "Fused chains"):
   whose ``fmaxf/fminf`` clamp sends NaN to 448 = 0x7E.
 * vLLM native ``RMSNorm.forward_static`` + ``QuantFP8`` static (the norm as
   ``vllm/ir/ops/layernorm.py`` ``rms_norm``; the residual sum per
-  schemes-and-order.md §4.1, not checked here): ``x.float() + residual``
+  not checked here): ``x.float() + residual``
   kept in float32, ``x * rsqrt(var + eps)``, ``.to(bf16) * weight``, then
   ``x * scale.reciprocal()`` cast to e4m3fn (torch keeps NaN: 0x7F).
 * vllm.cpp standalone sequence (``mudler/vllm.cpp`` d85906ae, ``src/vt/cpu/cpu_ops.cpp``
@@ -20,7 +20,7 @@ Sources (read, not run; the line anchors are in docs/manual.md "Fused chains"):
   ``1.0f / std::sqrt(sumsq / h + eps)``, ``v * inv * w`` in float32 stored to bf16,
   then ``QuantFp8Static`` (NaN -> 0x7F).
 * vLLM CUDA ``silu_and_mul_quant`` (``csrc/quantization/activation_kernels.cu``,
-  schemes-and-order.md §4.1): ``(T)(x / (1 + expf(-x)))``, ``* y`` in bf16, then
+  ``(T)(x / (1 + expf(-x)))``, ``* y`` in bf16, then
   the static fp8 conversion.
 
 Device ``rsqrtf`` and ``expf`` are not correctly rounded (CUDA C Programming
@@ -177,7 +177,7 @@ RECIPES: dict[str, Chain] = {
             "cr",
             0x7E,
             "fast-exp-silu-mul-fp8 with a correctly rounded expf in place of __expf: the twin "
-            "that isolates the exp choice (issue 15 §4)",
+            "that isolates the exp choice",
             _F32,
         ),
     )

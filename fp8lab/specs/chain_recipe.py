@@ -1,4 +1,4 @@
-"""Chains as data: a recipe is a list of steps, each naming its rounding (issue 15 §1).
+"""Chains as data: a recipe is a list of steps, each naming its rounding.
 
 This module imports the standard library only, so both the references
 (``fp8lab.refs.chain_ref``) and the production-style ports read the same

@@ -68,7 +68,7 @@ NAN_POLICIES: dict[str, NanPolicy] = {
             to_max=False,
             sign="+",
             source="the format's positive quiet NaN, sign dropped: vllm.cpp CPU "
-            "QuantFp8Static's encoder F32ToFp8 step 1 (NaN -> 0x7F, fp8-facts §3) and "
+            "QuantFp8Static's encoder F32ToFp8 step 1 (NaN -> 0x7F) and "
             "CUDA's cuda_fp8.h host conversion (§2)",
         ),
         NanPolicy(
@@ -76,21 +76,21 @@ NAN_POLICIES: dict[str, NanPolicy] = {
             to_max=False,
             sign="input",
             source="ml_dtypes astype(float8_e4m3fn) and torch's CPU cast: NaN keeps its "
-            "sign, -NaN -> 0xFF (fp8-facts §2)",
+            "sign, -NaN -> 0xFF",
         ),
         NanPolicy(
             "clamp-pos",
             to_max=True,
             sign="+",
             source="upstream vLLM CUDA static per-tensor quant, fmaxf(-448, fminf(x, 448)): "
-            "fminf ignores NaN, so NaN -> +448 = 0x7E (fp8-facts §4)",
+            "fminf ignores NaN, so NaN -> +448 = 0x7E",
         ),
         NanPolicy(
             "clamp-neg",
             to_max=True,
             sign="-",
             source="vLLM per-token-group quant, fminf(fmaxf(x, -448), 448): fmaxf ignores "
-            "NaN, so NaN -> -448 = 0xFE (schemes-and-order §1)",
+            "NaN, so NaN -> -448 = 0xFE",
         ),
     )
 }

@@ -3,10 +3,9 @@
 A rule turns one block of float32 values into one scale and the element codes.
 This module is data only (standard library), so the exact reference
 (:mod:`fp8lab.refs.schemes`) and the kernel port (:mod:`fp8lab.kernels.scheme`)
-read the same declaration and share no code. Sources were read at the commits
-named in each rule's ``source`` (``../shared/reference/schemes-and-order.md``
-§1-§2); the vLLM and torchao lines were checked against the files in this
-session, the TransformerEngine NVFP4 lines could not be and say so.
+read the same declaration and share no code. Each rule's ``source`` names the
+implementation it was read from, at a commit; the TransformerEngine NVFP4 lines
+say where they could not be checked against the file.
 """
 
 from __future__ import annotations

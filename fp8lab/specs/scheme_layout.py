@@ -1,6 +1,6 @@
 """Each GQ scheme's layout, as data: granularity, block, scale format, and the scales' shape.
 
-Issue 12 §3 fixes the signature ``FUNC(x) -> (codes, scales)``: scales are
+GQ fixes the signature ``FUNC(x) -> (codes, scales)``: scales are
 float32 ``[1]`` (per-tensor), ``[M]`` (per-token), ``[M, K/128]`` (per-group),
 e8m0 bytes ``[M, K/32]`` (mxfp8) and e4m3fn bytes ``[M, K/16]`` (nvfp4). The
 gate, the shared-library loader and the bundles read it from here; the

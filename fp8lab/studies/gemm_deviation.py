@@ -9,7 +9,7 @@ outputs whose bits differ and the worst ulp distance, for f32 and bf16 out:
 
 fp8 operands come from the G3 population (``g3_operands``); FMA is also
 measured on float32 operands, since for fp8 ones it cannot differ
-(fp8-facts §6). Errors against the exact product are in units of the
+Errors against the exact product are in units of the
 tight bound (``fp8lab.refs.gemm_bounds``).
 """
 

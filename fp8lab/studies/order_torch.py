@@ -1,4 +1,4 @@
-"""torch's rows of the accumulation-order study (torch optional; issue 14).
+"""torch's rows of the accumulation-order study (torch optional).
 
 * ``torch.matmul``: float32 ``A @ Bᵀ`` (:func:`~fp8lab.kernels.sources.torch.torch_matmul`),
   probed with :class:`~fp8lab.order.probe.F32MatmulProbe`;

@@ -1,6 +1,6 @@
 """The quant_schemes notebook's numbers: GQ on every port, the detectors, the FLOOR/RCEIL split.
 
-Each function computes one table of issue 12 §6 from the package's own parts:
+Each function computes one table of the quant_schemes notebook from the package's own parts:
 :func:`fp8lab.gates.run_gq` on the ports (:mod:`fp8lab.kernels.scheme`), the
 exhaustive amax sweeps (:mod:`fp8lab.sweeps.amax`), and the words two
 rules split on in GQ's population (:mod:`fp8lab.populations.schemes`).
@@ -178,7 +178,7 @@ def floor_rceil_binades(exponents: range) -> npt.NDArray[np.int64]:
     )
 
 
-# Pairs of rules real code mixes up (issue 12 §4) that are not functions of one amax alone.
+# Pairs of rules real code mixes up that are not functions of one amax alone.
 SPLIT_PAIRS: dict[str, tuple[ScaleRule, ScaleRule]] = {
     "per-token divide vs reciprocal": (
         RULES["vllm-per-token"],

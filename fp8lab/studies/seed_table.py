@@ -1,6 +1,6 @@
 """The seed's detector table: divide vs reciprocal on the 209 tie + ladder words.
 
-Published in vllm.cpp PR #842 (fp8-facts §3): 0.0092 exposes 24, 0.13
+Published in vllm.cpp PR #842: 0.0092 exposes 24, 0.13
 exposes 78, 0.77 exposes 82; 1.0, 0.5, 0.035 and 7.25 expose 0; bf16 input
 exposes nothing at any scale.
 """

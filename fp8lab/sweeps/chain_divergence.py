@@ -1,4 +1,4 @@
-"""Divergence counts between two recipes of one chain, by row kind (issue 15 §4).
+"""Divergence counts between two recipes of one chain, by row kind.
 
 Both sides are the exact references (``fp8lab.refs.chain_ref``), so a count is
 a property of the two recipes, not of any port. For each row kind of GF's

@@ -1,4 +1,4 @@
-"""Every (gate, up) pair where two silu-mul recipes give different fp8 bytes (issue 15 §4).
+"""Every (gate, up) pair where two silu-mul recipes give different fp8 bytes.
 
 SiLU·mul with a static per-tensor scale is elementwise: output byte ``j`` is a
 function of the bf16 pair ``(g, u) = (x[j], x[d + j])`` alone (reference:
