@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fp8lab.cli.common import CliError, write_json_output
+from fp8lab.cli.gate_kernels import prestart, run_foreign
+from fp8lab.cli.gates_table import format_table, write_junit
 from fp8lab.cli.kernel_args import (
     add_isolation_arguments,
     add_scheme_arguments,
-    gate_kernel_kind,
     scheme_options,
 )
 from fp8lab.cli.names import BUNDLE_GATES, GATE_NAMES, GF_CHAINS, NAN_POLICIES
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "add_parser",
-    "format_table",
     "run",
 ]
 
@@ -107,62 +107,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.set_defaults(run=run)
 
 
-def format_table(results: list[GateResult]) -> str:
-    """A plain-text table, one row per gate and kernel."""
-    head = (
-        "gate",
-        "kernel",
-        "status",
-        "cases",
-        "assertions",
-        "failed",
-        "words",
-        "mismatches",
-        "nan-code",
-        "nan-policy",
-    )
-    rows = [head] + [
-        (
-            r.gate,
-            r.kernel,
-            r.status.value,
-            str(r.cases),
-            str(r.assertions),
-            str(r.assertions_failed),
-            str(r.words),
-            str(r.mismatches),
-            str(r.nan_code_mismatches),
-            r.nan_policy or "-",
-        )
-        for r in results
-    ]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) for row in rows]
-    for r in results:
-        if r.reason:
-            lines.append(f"{r.gate} {r.kernel}: {r.status.value}: {r.reason}")
-        if r.scheme:
-            lines.append(f"{r.gate} {r.kernel}: scheme {r.scheme}, rule {r.rule}")
-        if r.fp_env_changed:
-            lines.append(f"{r.gate} {r.kernel}: fp_env_changed: {r.fp_env_changed}")
-        if r.measured.get("recipe"):
-            d = r.measured
-            lines.append(
-                f"{r.gate} {r.kernel}: recipe {d['recipe']}: {d['standalone_bytes_differ']} bytes "
-                f"differ from the standalone sequence {d['standalone_recipe']}; prefix steps "
-                f"checked: {', '.join(d['prefix_steps_checked']) or 'none (no trace)'}"
-            )
-        elif r.measured:
-            counts = ", ".join(f"{k}={v}" for k, v in r.measured.items())
-            lines.append(f"{r.gate} {r.kernel}: measured: {counts}")
-        for o in r.first_offenders[:4]:
-            where = (
-                o.input_hex if o.input_hex.startswith("out[") else f"word {o.index} x={o.input_hex}"
-            )
-            lines.append(f"  {o.case} {o.word_class} {where} got {o.got} want {o.want}")
-    return "\n".join(lines)
-
-
 def _run_bundle(names: list[str], args: argparse.Namespace) -> list[GateResult]:
     """The gate's record for the outputs in ``args.outputs`` (a bundle)."""
     from fp8lab.bundle import BundleError, load_bundle
@@ -233,85 +177,6 @@ def _shard_scales(text: str) -> tuple[float, ...]:
     return tuple(values)
 
 
-def _write_junit(path: str, results: list[GateResult]) -> None:
-    """``--junit-xml``: written whole or not at all, never over an existing file.
-
-    Raises:
-        CliError: if the path exists or cannot be written.
-    """
-    from fp8lab.gates.junit import junit_xml
-    from fp8lab.runtime.atomic import write_atomic
-
-    try:
-        write_atomic(Path(path), junit_xml(results))
-    except FileExistsError as exc:
-        raise CliError(str(exc)) from None
-    except OSError as exc:
-        raise CliError(f"cannot write --junit-xml {path}: {exc.strerror or exc}") from None
-
-
-def _fault_result(gate: str, kernel: str, reason: str) -> GateResult:
-    """The FAIL of a gate whose kernel ended before it ran a case: it examined nothing."""
-    from fp8lab.gates import GateResult, GateStatus
-
-    return GateResult(gate, kernel, GateStatus.FAIL, reason, 0, 0, 0, 0, 0, 0)
-
-
-def _run_foreign(name: str, args: argparse.Namespace, options: list[dict[str, Any]]) -> list[Any]:
-    """``GATES[name]`` on the user's kernel, run in a process of its own, once per options.
-
-    The gates (populations, references, comparisons, verdicts) run here; the
-    kernel's process only calls the kernel (:mod:`fp8lab.kernels.sources.isolated`).
-    """
-    from fp8lab.gates import GATES, GateStatus
-    from fp8lab.kernels.sources.isolated import KernelHost, KernelLoadError
-
-    if not args.kernel_timeout > 0:
-        raise CliError(f"--kernel-timeout must be positive, got {args.kernel_timeout}")
-    results = []
-    for scheme in dict.fromkeys(o.get("scheme") for o in options):  # a library's layout
-        kind = gate_kernel_kind(name)
-        host = getattr(args, "hosts", {}).pop((kind, scheme), None) or KernelHost(
-            kind,
-            args.kernel,
-            nan_policy=args.nan_policy,
-            scheme=scheme,
-            timeout=args.kernel_timeout,
-        )
-        batch = []
-        with host:
-            try:
-                kernel = host.kernel()
-            except KernelLoadError as exc:
-                raise CliError(str(exc)) from None
-            for o in (o for o in options if o.get("scheme") == scheme):
-                if host.dead and host.calls == 0:
-                    batch.append(_fault_result(name, args.kernel, host.dead))
-                    continue
-                held = {"nan_policy": kernel.nan_policy} if name == "G1" else {}
-                result = GATES[name](kernel, **o, **held)
-                if host.dead:
-                    reason = f"{host.dead}; {result.reason}" if result.reason else host.dead
-                    result = dataclasses.replace(result, status=GateStatus.FAIL, reason=reason)
-                batch.append(result)
-            changed = "; ".join(host.env_changes)
-        results += [_env_finding(r, changed, args.strict_env) for r in batch]
-    return results
-
-
-def _env_finding(result: Any, changed: str, strict: bool) -> Any:
-    """``result`` with the environment change named; with ``--strict-env``, a FAIL."""
-    from fp8lab.gates import GateStatus
-
-    if not changed:
-        return result
-    result = dataclasses.replace(result, fp_env_changed=changed)
-    if not strict:
-        return result
-    reason = "; ".join(r for r in (result.reason, f"--strict-env: {changed}") if r)
-    return dataclasses.replace(result, status=GateStatus.FAIL, reason=reason)
-
-
 def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
     from fp8lab.gates import (
         CHAIN_GATES,
@@ -333,19 +198,19 @@ def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
             named = [{**o, "kernel_name": args.kernel} for o in pairs]
             return [
                 dataclasses.replace(r, scheme=o["scheme"], rule=o["rule"])
-                for o, r in zip(pairs, _run_foreign(name, args, named), strict=True)
+                for o, r in zip(pairs, run_foreign(name, args, named), strict=True)
             ]
         return [GATES[name](SCHEME_PORTS[o["rule"]], **o) for o in pairs]
     if name in CHAIN_GATES:
         pairs = _chain_options(args)
         if args.kernel:
-            return _run_foreign(name, args, pairs)
+            return run_foreign(name, args, pairs)
         return [GATES[name](PORTS[o["recipe"]], **o) for o in pairs]
     options: dict[str, Any] = {"large": args.large} if name in MATMUL_GATES else {}
     if name == "G1" and args.shard_scales:
         options["shard_scales"] = _shard_scales(args.shard_scales)
     if args.kernel:  # foreign code runs in a child: its exit cannot become ours
-        return _run_foreign(name, args, [options])
+        return run_foreign(name, args, [options])
     kernels: list[Any] = list(
         (BUILTIN_MATMUL_KERNELS if name in MATMUL_GATES else BUILTIN_KERNELS).values()
     )
@@ -354,31 +219,10 @@ def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
     return [GATES[name](k, **options) for k in kernels]
 
 
-def _prestart(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict[Any, Any]:
-    """Start the kernel's process before the gates load, so the two imports overlap."""
-    from fp8lab.cli.names import GATE_NAMES
-
-    first = args.gate.split(",")[0].strip()
-    if not args.kernel or args.outputs or first not in GATE_NAMES or args.kernel_timeout <= 0:
-        return {}
-    from fp8lab.kernels.sources.isolated import KernelHost
-
-    kind = gate_kernel_kind(first)
-    host = KernelHost(
-        kind,
-        args.kernel,
-        nan_policy=args.nan_policy,
-        scheme=args.scheme,
-        timeout=args.kernel_timeout,
-    )
-    stack.enter_context(host)
-    return {(kind, args.scheme): host}
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the selected gates; return the documented exit status."""
     with contextlib.ExitStack() as stack:
-        args.hosts = _prestart(args, stack)
+        args.hosts = prestart(args, stack)
         return _run(args)
 
 
@@ -420,5 +264,5 @@ def _run(args: argparse.Namespace) -> int:
     print(format_table(results))
     write_json_output(args.json, [r.to_dict() for r in results])
     if args.junit_xml:
-        _write_junit(args.junit_xml, results)
+        write_junit(args.junit_xml, results)
     return exit_code(results)

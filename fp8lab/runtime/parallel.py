@@ -49,6 +49,9 @@ def default_workers() -> int:
     return os.cpu_count() or 1
 
 
+_TRACKER_FILTER = "ignore:resource_tracker:UserWarning"
+
+
 def _worker_init(parent: int) -> None:
     """In each worker: die with the parent; leave SIGINT to the parent."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -72,6 +75,12 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     Args:
         workers: processes.
     """
+    # A pool killed on purpose (a kernel under test died in it) leaves semaphores its
+    # resource tracker cleans up at exit, saying so on stderr; the command has already said
+    # what happened in one line. The filter reaches the tracker process through the
+    # interpreter's -W options, so it is set before the tracker starts.
+    if _TRACKER_FILTER not in sys.warnoptions:
+        sys.warnoptions.append(_TRACKER_FILTER)
     pool = ProcessPoolExecutor(
         workers,
         mp_context=multiprocessing.get_context("spawn"),

@@ -69,7 +69,7 @@ NAN_POLICIES: dict[str, NanPolicy] = {
             sign="+",
             source="the format's positive quiet NaN, sign dropped: vllm.cpp CPU "
             "QuantFp8Static's encoder F32ToFp8 step 1 (NaN -> 0x7F) and "
-            "CUDA's cuda_fp8.h host conversion (§2)",
+            "CUDA's cuda_fp8.h host conversion",
         ),
         NanPolicy(
             "keep-sign",
