@@ -86,7 +86,9 @@ def test_g3_passes_a_prescaled_lanes_kernel_against_its_inferred_spec() -> None:
     assert "inferred accumulation, prescaled epilogue" in report.model
 
 
-@pytest.mark.skipif(not torch_available(), reason="torch is not installed (optional: issue 14)")
+@pytest.mark.skipif(
+    not torch_available(), reason="torch is not installed (optional: the torch extra)"
+)
 def test_g3_passes_torch_cpu_scaled_mm_against_its_inferred_prescaled_model() -> None:
     spec, records = inferred_spec(TORCH_SCALED_MM, SHAPES, epilogue="prescaled", seed=7)
     assert all(r.calls >= r.k - 1 for r in records)

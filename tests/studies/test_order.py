@@ -40,7 +40,9 @@ def test_without_torch_the_torch_study_is_one_row_saying_so(
     assert rows[0].family == rows[0].note == torch_study.NO_TORCH
 
 
-@pytest.mark.skipif(not torch_available(), reason="torch is not installed (optional: issue 14)")
+@pytest.mark.skipif(
+    not torch_available(), reason="torch is not installed (optional: the torch extra)"
+)
 def test_torch_rows_reproduce_every_output() -> None:
     rows, records = torch_study.torch_order_rows([16, 64], [32], [(16, 16), (1, 16)], seed=3)
     assert len(rows) == 2 * 2 + 2 * 2 == len(records)
