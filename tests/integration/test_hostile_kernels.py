@@ -21,6 +21,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.meta.gates_subprocess import run_fp8lab
+
 pytestmark = pytest.mark.process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,18 +131,8 @@ def kernel_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _run(
     tmp: Path, *argv: str, pids: Path | None = None
 ) -> tuple[subprocess.CompletedProcess[str], float]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp)])}
-    env["HOSTILE_PIDS"] = str(pids or tmp / "pids.txt")
     t0 = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-m", "fp8lab", *argv],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp,
-        env=env,
-        timeout=300,
-    )
+    proc = run_fp8lab(tmp, *argv, env={"HOSTILE_PIDS": str(pids or tmp / "pids.txt")}, timeout=300)
     return proc, time.monotonic() - t0
 
 
