@@ -121,6 +121,14 @@ def test_the_parsers_copies_equal_their_homes() -> None:
     assert tuple(NAN_POLICIES) == names.NAN_POLICIES
     assert names.NOTEBOOKS_DIR == NOTEBOOKS_DIR
     assert tuple(BUNDLE_GATES) == names.BUNDLE_GATES
+    from fp8lab.cli.kernel_args import DEFAULT_KERNEL_TIMEOUT as CLI_TIMEOUT
+    from fp8lab.gates import CHAIN_GATES, MATMUL_GATES, SCHEME_GATES
+    from fp8lab.kernels.sources.isolated import DEFAULT_KERNEL_TIMEOUT
+
+    assert CLI_TIMEOUT == DEFAULT_KERNEL_TIMEOUT
+    kinds = {g: "quant" for g in GATES} | {g: "matmul" for g in MATMUL_GATES}
+    kinds |= {g: "callable" for g in CHAIN_GATES} | {g: "scheme" for g in SCHEME_GATES}
+    assert kinds == names.GATE_KERNEL_KINDS
 
 
 @pytest.mark.parametrize("name", sorted(SUBCOMMANDS))
