@@ -13,10 +13,14 @@ import sys
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
+from fp8lab.codecs import encode
 from fp8lab.gates import run_g1
 from fp8lab.kernels import FunctionKernel, quant_static
 from fp8lab.kernels.sources.isolated import KernelHost
 from fp8lab.runtime.timing import best_of
+from fp8lab.sweeps.range_run import DEFAULT_CHUNK
 
 __all__ = ["IsolationBench", "bench_isolation"]
 
@@ -37,6 +41,10 @@ class IsolationBench:
     command_in_process_seconds: float
     command_isolated_seconds: float
     command_isolated_over_in_process: float
+    chunk_patterns: int = 0
+    chunk_in_process_ms: float = 0.0
+    chunk_isolated_ms: float = 0.0
+    chunk_isolated_over_in_process: float = 0.0
 
 
 _IN_PROCESS = (
@@ -54,7 +62,10 @@ def bench_isolation(repeats: int = 3) -> IsolationBench:
     """Time G1 on the same kernel both ways: the gate alone, then the whole command.
 
     The whole command in-process is ``python -c`` importing the CLI and running
-    G1 on the kernel; isolated, it is ``fp8lab gates --gate G1 --kernel``.
+    G1 on the kernel; isolated, it is ``fp8lab gates --gate G1 --kernel``. The
+    chunk figures time one call of the exhaustive proof's encoder on
+    :data:`~fp8lab.sweeps.range_run.DEFAULT_CHUNK` patterns (the fast codec,
+    loaded as a user's ``MODULE:FUNC`` would be) in-process and isolated.
     """
     local = FunctionKernel(SOURCE, quant_static)
     in_process = best_of(lambda: run_g1(local), repeats)
@@ -68,6 +79,7 @@ def bench_isolation(repeats: int = 3) -> IsolationBench:
     command_local = best_of(lambda: _command([python, "-c", _IN_PROCESS]), repeats)
     gates = [python, "-m", "fp8lab", "gates", "--gate", "G1", "--kernel", SOURCE]
     command_isolated = best_of(lambda: _command(gates), repeats)
+    chunk = _chunk_call(repeats)
     return IsolationBench(
         repeats=repeats,
         calls=calls,
@@ -79,4 +91,19 @@ def bench_isolation(repeats: int = 3) -> IsolationBench:
         command_in_process_seconds=round(command_local, 3),
         command_isolated_seconds=round(command_isolated, 3),
         command_isolated_over_in_process=round(command_isolated / command_local, 3),
+        chunk_patterns=DEFAULT_CHUNK,
+        chunk_in_process_ms=round(1e3 * chunk[0], 2),
+        chunk_isolated_ms=round(1e3 * chunk[1], 2),
+        chunk_isolated_over_in_process=round(chunk[1] / chunk[0], 3),
     )
+
+
+def _chunk_call(repeats: int) -> tuple[float, float]:
+    """One exhaustive chunk's encoder call, in-process and isolated, best of ``repeats``."""
+    x = (np.arange(DEFAULT_CHUNK, dtype=np.uint32) + np.uint32(0x3C00_0000)).view(np.float32)
+    in_process = best_of(lambda: encode(x, "e4m3fn"), repeats)
+    run = {"fmt": "e4m3fn", "saturate": True, "nan": "canonical"}
+    with KernelHost("encoder", "fp8lab.codecs:encode", run=run) as host:
+        host.call("__call__", x)  # the child's first call compiles the codec
+        isolated = best_of(lambda: host.call("__call__", x), repeats)
+    return in_process, isolated

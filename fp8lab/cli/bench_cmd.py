@@ -131,7 +131,10 @@ def run(args: argparse.Namespace) -> int:
             f"s: x{iso.isolated_over_in_process}; {iso.calls} calls, "
             f"{iso.per_call_overhead_ms} ms each; child start {iso.start_seconds} s; "
             f"the whole command {iso.command_in_process_seconds} s against "
-            f"{iso.command_isolated_seconds} s isolated: x{iso.command_isolated_over_in_process}"
+            f"{iso.command_isolated_seconds} s isolated: x{iso.command_isolated_over_in_process}; "
+            f"one exhaustive chunk ({iso.chunk_patterns} patterns) {iso.chunk_in_process_ms} ms "
+            f"in-process, {iso.chunk_isolated_ms} ms isolated: "
+            f"x{iso.chunk_isolated_over_in_process}"
         )
         payload["isolation"] = asdict(iso)
     write_json_output(args.json, payload)

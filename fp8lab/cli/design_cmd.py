@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from fp8lab.cli.argtypes import positive_int_arg
 from fp8lab.cli.common import CliError
+from fp8lab.cli.kernel_args import add_timeout_argument, set_kernel_timeout
+from fp8lab.cli.names import KERNEL_ERROR, KERNEL_ERROR_EXIT
 from fp8lab.runtime.exit_codes import EXIT_CODES
 from fp8lab.specs.formats import FP8_FORMATS
 
@@ -18,7 +21,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "design",
         help="choose scales and the fewest words that kill a mutant kernel",
-        description="Exit status: 0 written and checked, 1 a check failed, 2 usage error.",
+        description="Exit status: 0 written and checked, 1 a check failed, 2 usage error, "
+        f"{KERNEL_ERROR_EXIT} kernel-error (a kernel raised, exited, timed out or returned no "
+        "uint8 codes of x's shape).",
     )
     p.add_argument("--scales", required=True, help="candidate scales, comma-separated")
     p.add_argument("--margin", type=positive_int_arg, default=3, help="failing words per scale (k)")
@@ -31,6 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         default="reciprocal,divide",
         help="REFERENCE,MUTANT",
     )
+    add_timeout_argument(p)
     p.add_argument("--format", default="e4m3fn", choices=sorted(FP8_FORMATS), help="fp8 format")
     p.add_argument(
         "--json",
@@ -53,19 +59,24 @@ def run(args: argparse.Namespace) -> int:
         resolve_kernel,
         write_golden,
     )
+    from fp8lab.runtime.guard import KernelFaultError
 
     scales = scales_arg(args.scales)
+    set_kernel_timeout(args.kernel_timeout)
     a, b = kernel_pair(args.kernels, args.format)
     try:
         det = design_detector(
             scales, margin=args.margin, budget=args.budget, a=a, b=b, fmt=args.format
         )
         json_path, npz_path = write_golden(det, Path(args.out))
+        golden = load_golden(npz_path)
+        ref = check_golden(resolve_kernel(a, args.format), golden, args.format)
+        mut = check_golden(resolve_kernel(b, args.format), golden, args.format)
+    except KernelFaultError as exc:
+        print(f"fp8lab design: {KERNEL_ERROR}: {exc.reason}", file=sys.stderr)
+        return KERNEL_ERROR_EXIT
     except (ValueError, FileExistsError) as exc:
         raise CliError(str(exc)) from None
-    golden = load_golden(npz_path)
-    ref = check_golden(resolve_kernel(a, args.format), golden, args.format)
-    mut = check_golden(resolve_kernel(b, args.format), golden, args.format)
     print(
         f"{det.inputs.size} words (lower bound {det.lower_bound}) at scales "
         f"{[float(s) for s in det.scales]}; wrote {json_path} and {npz_path}"

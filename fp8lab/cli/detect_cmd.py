@@ -6,7 +6,9 @@ says ``complete: true|false``; an entry not proven complete prints a warning.
 
 Exit status: 0 done (with ``--method check``: enumeration equals brute force at
 every scale), 1 a check that differs, 2 usage error, 4 kernel-error (a kernel
-raised, exited, returned no uint8 codes of x's shape, or a worker died).
+raised, exited, timed out, returned no uint8 codes of x's shape, or a worker
+died). A ``MODULE:FUNC`` kernel runs in a process of its own; fp8lab never
+imports it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from fp8lab.cli.argtypes import pattern_arg, workers_arg
 from fp8lab.cli.common import CliError, write_json_output
 from fp8lab.cli.executor_args import add_executor_args, open_executor
+from fp8lab.cli.kernel_args import add_timeout_argument, set_kernel_timeout
 from fp8lab.cli.names import (
     ALL_PATTERNS,
     BRUTE_ENGINES,
@@ -100,6 +103,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "only), numpy (its twin, any pair); default auto: fused where it applies",
     )
     add_executor_args(p)
+    add_timeout_argument(p)
     p.add_argument(
         "--json", "--out", dest="json", help="write one entry per scale here ('-' for stdout)"
     )
@@ -162,26 +166,6 @@ def _report(args: argparse.Namespace, a: str, b: str, entry: dict[str, Any]) -> 
     return entry
 
 
-def _isolated_entry(args: argparse.Namespace, a: str, b: str, scale: float) -> dict[str, Any]:
-    """:func:`_entry` in a worker process: a user's kernel that exits ends only that process.
-
-    Raises:
-        KernelFaultError: if the worker died (the kernel exited or crashed).
-    """
-    from concurrent.futures.process import BrokenProcessPool
-
-    from fp8lab.runtime.guard import KernelFaultError
-    from fp8lab.runtime.parallel import worker_pool
-
-    with worker_pool(1) as pool:
-        try:
-            return pool.submit(_entry, args, a, b, scale, None).result()
-        except BrokenProcessPool:
-            raise KernelFaultError(
-                f"a worker process died while running {a!r} vs {b!r} at scale {scale!r}"
-            ) from None
-
-
 def run(args: argparse.Namespace) -> int:
     """Detect at every scale, print a line each, return the exit status."""
     from fp8lab.detect import benchmark_enumeration, enumeration_is_complete, fused_applies
@@ -189,6 +173,7 @@ def run(args: argparse.Namespace) -> int:
     from fp8lab.sweeps.coverage import CoverageError
 
     scales = scales_arg(args.scales)
+    set_kernel_timeout(args.kernel_timeout)
     a, b = kernel_pair(args.kernels, args.format)
     if args.method is None:
         args.method = "enumerate" if enumeration_is_complete(a, b) else "brute"
@@ -198,15 +183,10 @@ def run(args: argparse.Namespace) -> int:
     if on_cluster and args.method == "enumerate":
         raise CliError("--scheduler and --dask-local run brute force: add --method brute or check")
     entries = []
-    foreign = not on_cluster and any(":" in k for k in (a, b))
     with open_executor(args) as cluster:
         for s in scales:
             try:
-                entry = (
-                    _isolated_entry(args, a, b, float(s))
-                    if foreign
-                    else _entry(args, a, b, float(s), cluster)
-                )
+                entry = _entry(args, a, b, float(s), cluster)
             except KernelFaultError as exc:
                 print(f"fp8lab detect: {KERNEL_ERROR}: {exc.reason}", file=sys.stderr)
                 return KERNEL_ERROR_EXIT

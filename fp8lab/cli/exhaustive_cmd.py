@@ -9,6 +9,7 @@ from dataclasses import asdict
 from fp8lab.cli.argtypes import pattern_arg, workers_arg
 from fp8lab.cli.common import CliError, write_json_output
 from fp8lab.cli.executor_args import add_executor_args, open_executor
+from fp8lab.cli.kernel_args import add_isolation_arguments, set_kernel_timeout
 from fp8lab.cli.names import ALL_PATTERNS, BUILTIN_ENCODERS, KERNEL_ERROR_EXIT
 from fp8lab.runtime.exit_codes import EXIT_CODES
 from fp8lab.runtime.progress import Progress
@@ -25,7 +26,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         description="Exit status: 0 no mismatch (NaN-code disagreements only where a "
         "built-in oracle's fixed NaN policy differs from --nan), 1 mismatches, 2 usage error, "
         f"{KERNEL_ERROR_EXIT} kernel-error (an encoder raised, exited, returned no uint8 codes "
-        "of the input's shape, or a worker died).",
+        "of the input's shape, timed out, or a worker died). A MODULE:FUNC encoder runs in a "
+        "process of its own; fp8lab never imports it.",
     )
     p.add_argument(
         "a",
@@ -55,6 +57,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--workers", type=workers_arg, default=None, help="processes (default: one per core)"
     )
     add_executor_args(p)
+    add_isolation_arguments(p)
     p.add_argument("--json", "--out", dest="json", help="write the record here ('-' for stdout)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
@@ -67,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
     from fp8lab.sweeps.exhaustive import run_exhaustive
     from fp8lab.sweeps.range_run import RangeRun
 
+    set_kernel_timeout(args.kernel_timeout)
     try:
         foreign = ":" in args.a or ":" in args.b  # a user's MODULE:FUNC encoder
         with open_executor(args, foreign=foreign) as cluster:
@@ -84,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
                     executor_name=cluster.name if cluster else "processes",
                     progress=None if args.quiet else Progress,
                 ),
+                strict_env=args.strict_env,
             )
     except (EncoderError, ValueError) as exc:
         raise CliError(str(exc)) from None
@@ -102,6 +107,9 @@ def run(args: argparse.Namespace) -> int:
     if record.coverage_error:
         print(f"  coverage: {record.coverage_error}")
     print(f"  mismatches {record.mismatches} {record.mismatches_by_class}")
+    if record.fp_env_changed:
+        strict = " (a FAIL under --strict-env)" if args.strict_env else ""
+        print(f"  fp_env_changed: {record.fp_env_changed}{strict}")
     if record.nan_code_exempt_side:
         print(
             f"  NaN-code disagreements {record.nan_code_mismatches}, exempt: "

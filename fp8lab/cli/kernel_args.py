@@ -28,6 +28,7 @@ __all__ = [
     "KERNEL_KINDS",
     "add_isolation_arguments",
     "add_scheme_arguments",
+    "add_timeout_argument",
     "gate_kernel_kind",
     "load_callable",
     "load_chain_kernel",
@@ -37,6 +38,7 @@ __all__ = [
     "load_scheme_kernel",
     "load_user_object",
     "scheme_options",
+    "set_kernel_timeout",
 ]
 
 
@@ -45,6 +47,18 @@ DEFAULT_KERNEL_TIMEOUT = 120.0  # fp8lab.kernels.sources.isolated.DEFAULT_KERNEL
 
 def add_isolation_arguments(p: argparse.ArgumentParser) -> None:
     """``--kernel-timeout`` and ``--strict-env``: the watchdog and the environment check."""
+    add_timeout_argument(p)
+    p.add_argument(
+        "--strict-env",
+        action="store_true",
+        help="fail a kernel that leaves the floating-point environment changed (rounding "
+        "mode, flush-to-zero); by default the record names the change and the verdict "
+        "on the outputs stands",
+    )
+
+
+def add_timeout_argument(p: argparse.ArgumentParser) -> None:
+    """``--kernel-timeout``: the watchdog on each call of the user's kernel."""
     p.add_argument(
         "--kernel-timeout",
         type=float,
@@ -54,13 +68,22 @@ def add_isolation_arguments(p: argparse.ArgumentParser) -> None:
         f"longer ends that process and everything it started, and fails (default "
         f"{DEFAULT_KERNEL_TIMEOUT:g}; a real kernel's call takes milliseconds)",
     )
-    p.add_argument(
-        "--strict-env",
-        action="store_true",
-        help="fail a kernel that leaves the floating-point environment changed (rounding "
-        "mode, flush-to-zero); by default the record names the change and the verdict "
-        "on the outputs stands",
-    )
+
+
+def set_kernel_timeout(seconds: float) -> None:
+    """Hand ``--kernel-timeout`` to the kernel hosts of this process and its workers.
+
+    Raises:
+        CliError: for a timeout that is not a positive, finite number.
+    """
+    import math
+    import os
+
+    from fp8lab.kernels.sources.process_hosts import KERNEL_TIMEOUT_ENV
+
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise CliError(f"--kernel-timeout must be a positive number of seconds, got {seconds}")
+    os.environ[KERNEL_TIMEOUT_ENV] = repr(float(seconds))
 
 
 def add_scheme_arguments(p: argparse.ArgumentParser) -> None:
@@ -240,7 +263,21 @@ class _SpecNamed:
         return self._func(*args)
 
 
-KERNEL_KINDS = ("quant", "matmul", "scheme", "callable")
+KERNEL_KINDS = ("quant", "matmul", "scheme", "callable", "encoder")
+
+
+class _RunEncoder:
+    """An exhaustive proof's ``MODULE:FUNC`` encoder, called with the run's keywords it takes."""
+
+    def __init__(self, source: str, func: Any, run: dict[str, Any]) -> None:
+        from fp8lab.sweeps.encoders import run_keywords
+
+        self.name, self._func = source, func
+        self._keywords = run_keywords(func, str(run["fmt"]), bool(run["saturate"]), str(run["nan"]))
+        self.receives = sorted(self._keywords)
+
+    def __call__(self, x: Any) -> Any:
+        return self._func(x, **self._keywords)
 
 
 def gate_kernel_kind(gate: str) -> str:
@@ -251,9 +288,16 @@ def gate_kernel_kind(gate: str) -> str:
 
 
 def load_foreign_kernel(
-    kind: str, source: str, nan_policy: str | None = None, scheme: str | None = None
+    kind: str,
+    source: str,
+    nan_policy: str | None = None,
+    scheme: str | None = None,
+    run: dict[str, Any] | None = None,
 ) -> Any:
     """The user's kernel of ``kind`` (:data:`KERNEL_KINDS`); a scheme kernel for ``scheme``.
+
+    An ``encoder`` is a ``MODULE:FUNC`` from float32 to codes, called with the
+    keywords of ``run`` (``fmt``, ``saturate``, ``nan``) that it takes.
 
     Raises:
         CliError: as the loader of that kind, or for an unknown kind.
@@ -266,4 +310,8 @@ def load_foreign_kernel(
         return load_scheme_kernel(source, scheme)
     if kind == "quant":
         return load_kernel(source, nan_policy)
+    if kind == "encoder":
+        if not isinstance(run, dict) or not {"fmt", "saturate", "nan"} <= set(run):
+            raise CliError(f"--kernel {source}: an encoder needs its run's fmt, saturate and nan")
+        return _RunEncoder(source, load_callable(source), run)
     raise CliError(f"unknown kernel kind {kind!r}; one of {', '.join(KERNEL_KINDS)}")

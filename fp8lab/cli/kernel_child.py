@@ -33,6 +33,10 @@ METHODS = ("quantize", "encode", "matmul", "trace", "__call__")
 MAX_REQUEST_BYTES = 1 << 31  # the parent's inputs; it sizes its own requests
 
 
+def _listed(value: Any) -> tuple[Any, ...]:
+    return tuple(value) if isinstance(value, list | tuple) else ()
+
+
 def _declared(kernel: Any) -> dict[str, Any]:
     """What the kernel declares: its name, methods and the attributes the gates read."""
     spec = getattr(kernel, "spec", None)
@@ -40,6 +44,7 @@ def _declared(kernel: Any) -> dict[str, Any]:
         "name": str(getattr(kernel, "name", None) or type(kernel).__name__),
         "methods": [m for m in METHODS if callable(getattr(kernel, m, None))],
         "nan_policy": getattr(kernel, "nan_policy", None),
+        "receives": [str(k) for k in _listed(getattr(kernel, "receives", ()))],
         "spec": (
             dataclasses.asdict(spec)
             if dataclasses.is_dataclass(spec) and not isinstance(spec, type)
@@ -57,7 +62,11 @@ def _load(request: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     before = read_fp_env()
     try:
         kernel = load_foreign_kernel(
-            request["kind"], request["source"], request.get("nan_policy"), request.get("scheme")
+            request["kind"],
+            request["source"],
+            request.get("nan_policy"),
+            request.get("scheme"),
+            request.get("run"),
         )
     except CliError as exc:
         return None, {"usage": str(exc)}

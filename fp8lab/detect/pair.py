@@ -3,7 +3,9 @@
 Both scale in float32 and encode with saturating RNE (OFP8 §4.2, SATFINITE):
 ``reciprocal`` forms ``r = float32(1) / float32(s)`` once and encodes ``x * r``
 (vllm.cpp QuantFp8Static); ``divide`` encodes ``x / s`` (mutant M2).
-Names resolve in any process, so workers receive names, not objects. Every
+Names resolve in any process, so workers receive names, not objects; a
+``MODULE:FUNC`` runs in a child process of the one that resolves it, under a
+watchdog (:mod:`fp8lab.kernels.sources.process_hosts`). Every
 kernel is called through :func:`quantize_codes`: a private read-only copy of the
 input (:func:`fp8lab.runtime.guard.call_kernel`), and a fault, never a traceback, for a
 kernel that raises, exits or returns anything but uint8 codes of x's shape.
@@ -19,9 +21,10 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.codecs import encode
-from fp8lab.kernels import FunctionKernel, QuantKernel, validate_scale
+from fp8lab.kernels import QuantKernel, validate_scale
 from fp8lab.kernels.quant_inputs import widen_activation
-from fp8lab.kernels.sources.python import ImportSpecError, load_python_kernel
+from fp8lab.kernels.sources.isolated import KernelLoadError
+from fp8lab.kernels.sources.process_hosts import process_host
 from fp8lab.runtime.guard import KernelFaultError, call_kernel
 from fp8lab.specs.formats import get_format
 
@@ -87,11 +90,11 @@ def _resolve_name(name: str, fmt: str) -> QuantKernel:
         raise KernelError(
             f"unknown kernel {name!r}: use one of {', '.join(BUILTIN_PAIR_KERNELS)} or MODULE:FUNC"
         )
+    host = process_host("quant", name)
     try:
-        kernel: QuantKernel = load_python_kernel(name, QuantKernel, FunctionKernel)
-        return kernel
-    except (ImportSpecError, ValueError) as exc:
-        raise KernelError(str(exc)) from None
+        return host.kernel()
+    except KernelLoadError as exc:
+        raise KernelError(str(exc).removeprefix("--kernel: ")) from None
 
 
 def resolve_kernel(kernel: str | QuantKernel, fmt: str = "e4m3fn") -> QuantKernel:
@@ -130,7 +133,7 @@ def quantize_codes(kernel: QuantKernel, x: np.ndarray, scale: Any) -> npt.NDArra
     try:
         got = call_kernel(kernel.quantize, x, scale)
     except KernelFaultError as exc:
-        raise KernelFaultError(f"kernel {name!r} raised {exc.reason}") from None
+        raise KernelFaultError(exc.line(f"kernel {name!r}"), ended=exc.ended) from None
     if not isinstance(got, np.ndarray):
         raise KernelFaultError(
             f"kernel {name!r} returned {type(got).__name__}, "

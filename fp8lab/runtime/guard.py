@@ -27,11 +27,27 @@ T = TypeVar("T")
 
 
 class KernelFaultError(Exception):
-    """The kernel under test raised, exited or misbehaved; ``reason`` says how."""
+    """The kernel under test raised, exited or misbehaved; ``reason`` says how.
 
-    def __init__(self, reason: str) -> None:
+    ``ended`` is true when the kernel's process is gone (it exited, crashed or
+    timed out): ``reason`` then says how it ended, not what it raised.
+    """
+
+    def __init__(self, reason: str, *, ended: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.ended = ended
+
+    def __reduce__(self) -> tuple[Any, ...]:  # ``ended`` survives a worker's pickle
+        return (_rebuild_fault, (type(self), self.reason, self.ended))
+
+    def line(self, who: str) -> str:
+        """One line naming ``who`` (e.g. ``kernel 'mod:q'``) and what happened."""
+        return f"{who}: {self.reason}" if self.ended else f"{who} raised {self.reason}"
+
+
+def _rebuild_fault(kind: type[KernelFaultError], reason: str, ended: bool) -> KernelFaultError:
+    return kind(reason, ended=ended)
 
 
 def private_readonly(value: Any) -> Any:
@@ -53,14 +69,15 @@ def call_kernel(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``func(*args, **kwargs)`` with private read-only array arguments.
 
     Raises:
-        KernelFaultError: for any exception or exit the call raised, except a
+        KernelFaultError: for any exception or exit the call raised (an
+            isolated kernel's own :class:`KernelFaultError` as it is), except a
             ``KeyboardInterrupt``, which propagates.
     """
     safe_args = [private_readonly(a) for a in args]
     safe_kwargs = {k: private_readonly(v) for k, v in kwargs.items()}
     try:
         return func(*safe_args, **safe_kwargs)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, KernelFaultError):  # an isolated kernel's fault is already one
         raise
     except BaseException as exc:  # noqa: BLE001 - any kernel failure is a verdict
         raise KernelFaultError(describe(exc)) from None

@@ -5,8 +5,9 @@ uint8 codes. The scan reference also evaluates contiguous bit-pattern ranges
 directly (:func:`fp8lab.refs.scan_pattern_range`). Two built-in oracles keep a
 NaN policy of their own whatever the run asks for (``fixed_nan``): ml_dtypes
 keeps the NaN sign, the ``F32ToFp8`` port emits 0x7F. A ``MODULE:FUNC`` encoder
-receives the run's format and policies as keyword arguments if its signature
-takes them (``fmt`` or ``format``, ``saturate``, ``nan``; or ``**kwargs``).
+runs in a child process of its own, under a watchdog; it receives the run's
+format and policies as keyword arguments if its signature takes them (``fmt``
+or ``format``, ``saturate``, ``nan``; or ``**kwargs``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import numpy.typing as npt
 
 from fp8lab.codecs import codec_nan_policy, encode
 from fp8lab.kernels.f32tofp8 import f32_to_fp8
-from fp8lab.kernels.sources.python import ImportSpecError, load_python_kernel
+from fp8lab.kernels.sources.isolated import KernelHost, KernelLoadError
+from fp8lab.kernels.sources.process_hosts import process_host
 from fp8lab.refs import ScanPolicy, ml_dtypes_encode, scan_encode, scan_pattern_range
 from fp8lab.specs.format import FormatSpec
 from fp8lab.specs.formats import FORMATS, get_format
@@ -49,6 +51,8 @@ class Encoder:
         policy_note: what the record says about its policy.
         fixed_nan: the NaN policy it applies whatever is requested, or None if it
             honours the request.
+        host: the process a user's encoder runs in (its findings: the
+            floating-point environment it left), or None for a built-in one.
     """
 
     name: str
@@ -56,6 +60,7 @@ class Encoder:
     pattern_range: Callable[[int, int], Codes] | None = None
     policy_note: str = ""
     fixed_nan: str | None = None
+    host: KernelHost | None = None
 
 
 def run_keywords(func: Callable[..., Any], fmt: str, saturate: bool, nan: str) -> dict[str, Any]:
@@ -75,13 +80,15 @@ def run_keywords(func: Callable[..., Any], fmt: str, saturate: bool, nan: str) -
 
 
 def _user_encoder(name: str, fmt: str, saturate: bool, nan: str) -> Encoder:
+    """``name`` in a child process of this one's (:mod:`fp8lab.kernels.sources.process_hosts`)."""
+    run = {"fmt": fmt, "saturate": saturate, "nan": nan}
+    host = process_host("encoder", name, run=run)
     try:
-        func = load_python_kernel(name, None)
-    except ImportSpecError as exc:
-        raise EncoderError(str(exc)) from None
-    kwargs = run_keywords(func, fmt, saturate, nan)
-    note = "user encoder" + (f"; receives {', '.join(sorted(kwargs))}" if kwargs else "")
-    return Encoder(name, lambda x: func(x, **kwargs), policy_note=note)
+        receives = host.declared.get("receives") or []
+    except KernelLoadError as exc:
+        raise EncoderError(str(exc).removeprefix("--kernel: ")) from None
+    note = "user encoder" + (f"; receives {', '.join(receives)}" if receives else "")
+    return Encoder(name, lambda x: host.call("__call__", x), policy_note=note, host=host)
 
 
 @cache

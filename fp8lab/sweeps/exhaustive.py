@@ -3,7 +3,9 @@
 Each chunk materialises its patterns, runs both encoders on private read-only
 copies and classifies any disagreement (:mod:`fp8lab.sweeps.exhaustive_chunks`).
 Workers are separate processes that resolve the encoders by name, so
-``MODULE:FUNC`` encoders work as long as the module is importable.
+``MODULE:FUNC`` encoders work as long as the module is importable; each
+runs in a child process of the worker's, under a watchdog
+(:mod:`fp8lab.kernels.sources.process_hosts`), and no fp8lab process imports it.
 
 A format without NaN codes (e2m1fn, e2m3fn, e3m2fn) has no answer for a NaN
 input, so its domain is the range minus the NaN patterns
@@ -61,6 +63,9 @@ class ExhaustiveRecord:
     ``covered`` lists the pattern ranges the returned chunks examined, merged;
     ``coverage_error`` says why they do not tile ``[start, stop)`` exactly once
     (then ``status`` is FAIL). ``executor`` names where the chunks ran.
+    ``fp_env_changed`` names what a user's encoder left changed in the
+    floating-point environment (its process's rounding mode, flush-to-zero),
+    empty if nothing; it is a finding, a FAIL only under ``strict_env``.
     """
 
     a: str
@@ -87,6 +92,7 @@ class ExhaustiveRecord:
     covered: list[list[str]] = field(default_factory=list)
     coverage_error: str = ""
     executor: str = "processes"
+    fp_env_changed: str = ""
 
     def to_json(self) -> str:
         """Stable, indented JSON."""
@@ -115,6 +121,7 @@ def run_exhaustive(
     saturate: bool,
     nan: str = "canonical",
     run: RangeRun = EVERY_PATTERN,
+    strict_env: bool = False,
 ) -> ExhaustiveRecord:
     """Compare encoders ``a`` and ``b`` on every float32 pattern of ``run``'s range.
 
@@ -125,6 +132,8 @@ def run_exhaustive(
         saturate: overflow policy both sides are asked for.
         nan: NaN policy both sides are asked for.
         run: the patterns (default all 2**32), chunks and where they run.
+        strict_env: FAIL a user's encoder that leaves the floating-point
+            environment changed (by default the record names the change).
 
     Raises:
         EncoderError: if an encoder cannot be resolved (checked before any work).
@@ -153,6 +162,7 @@ def run_exhaustive(
         fault = ""
     merged = merge_chunks(results)
     fault = fault or merged.fault
+    changed = "; ".join(merged.fp_env_changed)
     covered: list[list[str]] = []
     coverage_error = ""
     if not fault:
@@ -171,6 +181,7 @@ def run_exhaustive(
         not coverage_error
         and merged.examined == sum(hi - lo for lo, hi in ranges) > 0
         and mismatches == unexplained == 0
+        and not (strict_env and changed)
     ):
         status = ProofStatus.PASS
     else:
@@ -200,4 +211,5 @@ def run_exhaustive(
         covered=covered,
         coverage_error=coverage_error,
         executor=place.name,
+        fp_env_changed=changed,
     )

@@ -1,9 +1,12 @@
 """One chunk of an exhaustive comparison, and merging chunks into one deterministic result.
 
 Each side is called through :func:`fp8lab.runtime.guard.call_kernel` on its own private,
-read-only copy of the patterns; the harness classifies with its own array,
-which no encoder ever sees. An encoder that raises, exits or returns anything
-but a uint8 array of the input's shape makes the chunk a fault, named after it.
+read-only copy of the patterns (a user's encoder in its own process, which
+gets the copy through a pipe); the harness classifies with its own array,
+which no encoder ever sees. A change a user's encoder left in the
+floating-point environment is collected in ``fp_env_changed``. An encoder
+that raises, exits, times out or returns anything but a uint8 array of the
+input's shape makes the chunk a fault, named after it.
 
 NaN codes (OFP8 §5.4): where both sides emit a NaN code, each side must emit
 the code of the policy it is held to: the requested one, or its own fixed one
@@ -21,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.codecs import special_codes
+from fp8lab.kernels.sources.wire import Foreign
 from fp8lab.runtime.guard import KernelFaultError, call_kernel
 from fp8lab.specs.format import FormatSpec
 from fp8lab.specs.formats import get_format
@@ -52,6 +56,7 @@ class ChunkResult:
     nan_code_unexplained: int = 0
     start: int = 0
     fault: str = ""
+    fp_env_changed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,7 @@ class Merged:
     examples: dict[str, list[dict[str, str]]]
     nan_code_unexplained: int
     fault: str
+    fp_env_changed: tuple[str, ...] = ()
 
 
 def exempt_sides(a: str, b: str, fmt: str, saturate: bool, nan: str) -> list[tuple[str, str]]:
@@ -86,6 +92,8 @@ def _codes(
     if encoder.pattern_range is not None:
         return call_kernel(encoder.pattern_range, start, stop)
     got = call_kernel(encoder.encode, x)
+    if isinstance(got, Foreign):
+        raise _BadOutputError(f"returned {got!r}, want a uint8 ndarray of shape {x.shape}")
     if not isinstance(got, np.ndarray):
         raise _BadOutputError(
             f"returned {type(got).__name__}, want a uint8 ndarray of shape {x.shape}"
@@ -139,7 +147,7 @@ def compare_chunk(
         try:
             sides.append(_codes(name, spec.name, saturate, nan, start, stop, x))
         except KernelFaultError as exc:
-            return ChunkResult(0, {}, {}, 0, start, f"encoder {name!r} raised {exc.reason}")
+            return ChunkResult(0, {}, {}, 0, start, exc.line(f"encoder {name!r}"))
         except _BadOutputError as exc:
             return ChunkResult(0, {}, {}, 0, start, f"encoder {name!r} {exc}")
     codes_a, codes_b = sides
@@ -166,7 +174,13 @@ def compare_chunk(
         unexplained = _nan_unexplained(x, (codes_a, codes_b), policies, spec, saturate)
     else:
         unexplained = by_class["nan_code"]
-    return ChunkResult(stop - start, by_class, examples, unexplained, start)
+    changed = tuple(
+        change
+        for name in (a, b)
+        if (host := resolve_encoder(name, spec.name, saturate, nan).host) is not None
+        for change in host.env_changes
+    )
+    return ChunkResult(stop - start, by_class, examples, unexplained, start, "", changed)
 
 
 def _class_rank(cls: str) -> tuple[int, str]:
@@ -193,4 +207,5 @@ def merge_chunks(results: list[ChunkResult]) -> Merged:
         examples=examples,
         nan_code_unexplained=sum(r.nan_code_unexplained for r in results),
         fault=faults[0][1] if faults else "",
+        fp_env_changed=tuple(sorted({c for r in results for c in r.fp_env_changed})),
     )

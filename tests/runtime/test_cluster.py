@@ -1,4 +1,4 @@
-"""Issue 13 s1: a dask LocalCluster (loopback) gives the records local processes give.
+"""A dask LocalCluster (loopback) gives the records local processes give.
 
 Needs the ``[dask]`` extra (part of ``[test]``); skipped with that reason without it.
 """
@@ -23,14 +23,18 @@ from fp8lab.detect import brute_force, log_scales, sweep
 from fp8lab.evidence.proofs import PROOF_PLAN, run_plan
 from fp8lab.gates.records import ProofStatus
 from fp8lab.runtime.cluster import Cluster, open_cluster
+from fp8lab.runtime.parallel import WorkerLostError, run_tasks
 from fp8lab.runtime.progress import Progress
 from fp8lab.sweeps.exhaustive import run_exhaustive
+from fp8lab.sweeps.exhaustive_chunks import compare_chunk
 from fp8lab.sweeps.range_run import RangeRun
+from tests.dying_encoders import always_exit, exit_once
 
 pytestmark = pytest.mark.process
 
 # Fields that say where and how fast a record was built, not what it proves.
 EXECUTOR_FIELDS = ("wall_seconds", "workers", "executor")
+SPAN = range(0x3F70_0000, 0x3F78_0000, 1 << 17)  # four chunks
 
 
 @pytest.fixture(scope="module")
@@ -113,42 +117,36 @@ def test_progress_counts_chunks_from_every_worker(cluster: Cluster) -> None:
     assert seen == list(range(1, 9))
 
 
-def test_a_worker_that_dies_once_is_retried_to_the_same_record(cluster: Cluster) -> None:
+def test_a_worker_that_dies_once_is_retried_to_the_same_results(cluster: Cluster) -> None:
     died = Path(os.environ["FP8LAB_TEST_DIE_DIR"]) / "died"
     died.unlink(missing_ok=True)
-    span: dict[str, Any] = {"start": 0x3F70_0000, "stop": 0x3F78_0000, "chunk": 1 << 17}
-    remote = run_exhaustive(
-        "tests.dying_encoders:exit_once",
-        "scan",
-        "e4m3fn",
-        saturate=True,
-        run=RangeRun(executor=cluster.executor, **span),
-    )
+    tasks = [("fast", "scan", "e4m3fn", True, "canonical", lo, lo + (1 << 17)) for lo in SPAN]
+    remote = run_tasks(exit_once, tasks, workers=cluster.workers, executor=cluster.executor)
     assert died.exists(), "no worker died: the test did not exercise a retry"
-    # here, after the death, the encoder is the fast one throughout
-    local = run_exhaustive(
-        "tests.dying_encoders:exit_once",
-        "scan",
-        "e4m3fn",
-        saturate=True,
-        run=RangeRun(workers=1, **span),
-    )
-    assert remote.status == "PASS", remote.fault
-    assert _bytes(remote) == _bytes(local)
-    assert remote.examined == 1 << 19 and remote.chunks == 4
+    local = run_tasks(compare_chunk, tasks, workers=1)
+    assert sorted(remote, key=lambda r: r.start) == sorted(local, key=lambda r: r.start)
+    assert sum(r.examined for r in remote) == 1 << 19 and not any(r.fault for r in remote)
 
 
-def test_a_worker_that_always_dies_fails_the_run_with_a_reason(cluster: Cluster) -> None:
+def test_a_worker_that_always_dies_is_a_lost_worker(cluster: Cluster) -> None:
+    tasks = [("fast", "scan", "e4m3fn", True, "canonical", 0, 1 << 16)]
+    with pytest.raises(WorkerLostError):
+        run_tasks(always_exit, tasks, workers=cluster.workers, executor=cluster.executor)
+
+
+def test_an_encoder_that_exits_on_a_dask_worker_ends_only_its_own_process(
+    cluster: Cluster,
+) -> None:
     record = run_exhaustive(
-        "tests.dying_encoders:always_exit",
+        "tests.dying_encoders:encoder_exits",
         "scan",
         "e4m3fn",
         saturate=True,
         run=RangeRun(start=0, stop=1 << 16, executor=cluster.executor),
     )
     assert record.status == ProofStatus.KERNEL_ERROR
-    assert "a worker process died" in record.fault
-    assert record.examined == 0 and record.covered == [] and record.chunks == 0
+    assert "kernel process exited with status 1" in record.fault, record.fault
+    assert record.examined == 0 and record.covered == []
 
 
 @pytest.mark.slow

@@ -34,7 +34,13 @@ from typing import Any
 
 from fp8lab.kernels.matmul_protocol import MatmulSpec
 from fp8lab.kernels.sources.wire import decode_value, encode_value
-from fp8lab.runtime.frames import FrameError, FrameTimeoutError, read_frame, write_frame
+from fp8lab.runtime.frames import (
+    FrameError,
+    FrameTimeoutError,
+    read_frame,
+    widen_pipe,
+    write_frame,
+)
 from fp8lab.runtime.guard import KernelFaultError
 from fp8lab.runtime.proctree import TOKEN_ENV, kill_tree
 
@@ -83,11 +89,13 @@ class KernelHost:
 
     Args:
         kind: the kernel's kind, which picks its loader: ``quant``, ``matmul``,
-            ``scheme`` or ``callable`` (:data:`fp8lab.cli.kernel_args.KERNEL_KINDS`).
+            ``scheme``, ``callable`` or ``encoder`` (:data:`fp8lab.cli.kernel_args.KERNEL_KINDS`).
         source: ``MODULE:OBJ`` or ``path/lib.so:symbol``.
         nan_policy: the ``--nan-policy`` stated for a quant kernel.
         scheme: GQ's scheme, for a library.
         timeout: seconds each call (and the load) may take.
+        run: an ``encoder``'s run: its format and policies (``fmt``,
+            ``saturate``, ``nan``), handed to it as keywords if it takes them.
     """
 
     def __init__(
@@ -98,6 +106,7 @@ class KernelHost:
         nan_policy: str | None = None,
         scheme: str | None = None,
         timeout: float = DEFAULT_KERNEL_TIMEOUT,
+        run: dict[str, Any] | None = None,
     ) -> None:
         if not timeout > 0:
             raise ValueError(f"the kernel timeout must be positive, got {timeout}")
@@ -105,16 +114,20 @@ class KernelHost:
         self.env_changes: list[str] = []
         self.calls = 0
         self.dead = ""
+        self.timed_out = False
         self.token = uuid.uuid4().hex
         request = {
             "kind": kind,
             "source": source,
             "nan_policy": nan_policy,
             "scheme": scheme,
+            "run": run,
             "parent": os.getpid(),
         }
         req_r, self._req_w = os.pipe()
         self._ans_r, ans_w = os.pipe()
+        for fd in (self._req_w, ans_w):
+            widen_pipe(fd)
         path = [os.getcwd() if p == "" else p for p in sys.path]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), TOKEN_ENV: self.token}
         cmd = [sys.executable, "-m", "fp8lab.cli.kernel_child", json.dumps(request)]
@@ -164,9 +177,14 @@ class KernelHost:
             self.env_changes.append(f"{hello['env']} at load")
         return hello
 
+    def _dead_error(self) -> KernelFaultError:
+        kind = KernelTimeoutError if self.timed_out else KernelFaultError
+        return kind(self.dead, ended=True)
+
     def _end(self, exc: FrameError, where: str) -> None:
         """File why the child is gone and make sure it is."""
         if isinstance(exc, FrameTimeoutError):
+            self.timed_out = True
             self.dead = f"kernel timed out after {self.timeout:g} s {where}"
         else:
             try:
@@ -186,7 +204,7 @@ class KernelHost:
         if not self.dead:
             self.declared  # noqa: B018 - the load comes first
         if self.dead:
-            raise (KernelTimeoutError if "timed out" in self.dead else KernelFaultError)(self.dead)
+            raise self._dead_error()
         self.calls += 1
         sent: list[Any] = []
         header = {"call": method, "args": encode_value(tuple(args), sent)}
@@ -198,9 +216,7 @@ class KernelHost:
         except (FrameError, OSError) as exc:
             frame_exc = exc if isinstance(exc, FrameError) else FrameError(str(exc))
             self._end(frame_exc, f"in call {self.calls} ({method})")
-            raise (KernelTimeoutError if "timed out" in self.dead else KernelFaultError)(
-                self.dead
-            ) from None
+            raise self._dead_error() from None
         if answer.get("env") and answer["env"] not in self.env_changes:
             self.env_changes.append(str(answer["env"]))
         if "fault" in answer:
