@@ -16,6 +16,11 @@ case's constructed amax, so each granularity sees it:
   float32 range, and ``M * 2**j`` likewise;
 * ``zero``, ``nan``, ``neg-nan``, ``inf``, ``subnormal`` (float32-subnormal
   amax), ``at-max`` (amax = the element max) and ``negative`` rows;
+* ``divide-split``: amax from :data:`DIVIDE_SPLIT_AMAXES` and elements where
+  ``x / s`` and ``x * float32(1/s)`` (``s = float32(amax / M)``) encode to
+  different codes, every one a bfloat16 value, so both input dtypes carry them:
+  a rule's divide/reciprocal twin fails this case in each dtype, beside
+  ``near-ties`` and ``amax-last``;
 * ``amax-last``: magnitudes rising along the row by a factor of about
   ``2**(1/32)`` (distinct in bfloat16 too), so every block of every size, the
   row and the tensor hold their amax once, in their last element: where an
@@ -30,14 +35,17 @@ import itertools
 import numpy as np
 import numpy.typing as npt
 
+from fp8lab.codecs import encode
 from fp8lab.specs.format import FormatSpec
 from fp8lab.specs.formats import get_format
 
 __all__ = [
     "CASES",
     "NVFP4_FUSED_SPLIT_AMAX_BITS",
+    "DIVIDE_SPLIT_AMAXES",
     "NVFP4_SPLIT_AMAX_BITS",
     "case_labels",
+    "divide_split_elements",
     "scheme_population",
 ]
 
@@ -55,6 +63,12 @@ CASES = (
     "negative",
     "amax-last",
 )
+_DIVIDE_SPLIT = "divide-split"
+# bfloat16 amaxes whose scale float32(amax / 448) splits x / s from x * float32(1/s) on the
+# most bfloat16 inputs x <= amax with a normal e4m3fn quotient: mantissa 1.53125 on 29 of
+# them, 1.625, 1.078125 and 1.296875 on 15 each (found by scanning every bfloat16 amax of
+# [2**-12, 2**13) and every bfloat16 x; the split is the same at any power-of-two multiple).
+DIVIDE_SPLIT_AMAXES = (0.095703125, 0.765625, 12.25, 0.203125, 2.15625, 41.5)
 _SUB = 16  # the smallest block in the catalogue (NVFP4)
 # TE's two NVFP4 block-scale formulas, amax/6*S_enc and amax*(1/6)*S_enc, give different
 # e4m3fn bytes at S_enc = 1 on exactly these 15 finite amax patterns, (1.78125 - ulp) * 2^e
@@ -93,10 +107,11 @@ def case_labels(element: str | FormatSpec) -> tuple[str, ...]:
     """The case labels of :func:`scheme_population` for ``element``, in order.
 
     e2m1fn (NVFP4, the one scheme GQ runs with those elements) adds two cases built
-    for its block-scale formulas.
+    for its block-scale formulas; every other element format adds ``divide-split``
+    (e2m1fn's six magnitudes leave no quotient for it to split).
     """
     nvfp4 = (_NVFP4_SPLIT, _NVFP4_FUSED_SPLIT)
-    return (*CASES, *nvfp4) if get_format(element).name == "e2m1fn" else CASES
+    return (*CASES, *nvfp4) if get_format(element).name == "e2m1fn" else (*CASES, _DIVIDE_SPLIT)
 
 
 def _nvfp4_split_rows(rng: np.random.Generator, k: int) -> npt.NDArray[np.float32]:
@@ -149,6 +164,35 @@ def _with_amax(amaxes: list[float], rng: np.random.Generator, k: int) -> np.ndar
     for a in amaxes:
         rest = (rng.uniform(-1.0, 1.0, _SUB - 1) * a).tolist()
         rows.append([a, *rest])
+    return _tile(rows, k)
+
+
+def divide_split_elements(amax: float, fmt: FormatSpec) -> npt.NDArray[np.float32]:
+    """The positive bfloat16 ``x <= amax`` whose codes under ``x / s`` and ``x * (1/s)`` differ.
+
+    ``s = float32(amax / fmt.max)``; only quotients in ``fmt``'s normal range count.
+    """
+    top = np.uint32(np.float32(amax).view(np.uint32) >> np.uint32(16))
+    x = (np.arange(1, int(top) + 1, dtype=np.uint32) << np.uint32(16)).view(np.float32)
+    s = np.float32(amax) / np.float32(float(fmt.max))
+    with np.errstate(over="ignore"):
+        quotient, product = x / s, x * (np.float32(1.0) / s)
+    split = encode(quotient, fmt) != encode(product, fmt)
+    normal = np.abs(quotient) >= np.float32(2.0**fmt.minexp)
+    out: npt.NDArray[np.float32] = x[split & normal]
+    return out
+
+
+def _divide_split_rows(fmt: FormatSpec, k: int) -> npt.NDArray[np.float32]:
+    """One tiled row per :data:`DIVIDE_SPLIT_AMAXES`: the amax, then 15 split elements."""
+    rows = []
+    for amax in DIVIDE_SPLIT_AMAXES:
+        found = divide_split_elements(amax, fmt)
+        if found.size == 0:  # a format with no split at this amax: the near-ties construction
+            found = np.array([amax / 3.0, amax / 7.0, amax * 0.3], np.float32)
+        picks = found[np.linspace(0, found.size - 1, _SUB - 1).round().astype(np.intp)]
+        signs = np.where(np.arange(_SUB - 1) % 2, -1.0, 1.0)
+        rows.append([amax, *(picks * signs).tolist()])
     return _tile(rows, k)
 
 
@@ -211,4 +255,6 @@ def scheme_population(
     if fmt.name == "e2m1fn":
         cases.append((_NVFP4_SPLIT, _nvfp4_split_rows(rng, k)))
         cases.append((_NVFP4_FUSED_SPLIT, _nvfp4_fused_split_rows(rng, k)))
+    else:
+        cases.append((_DIVIDE_SPLIT, _divide_split_rows(fmt, k)))
     return cases
