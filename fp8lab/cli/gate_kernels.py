@@ -41,6 +41,8 @@ def prestart(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict[Any,
         nan_policy=args.nan_policy,
         scheme=args.scheme,
         timeout=args.kernel_timeout,
+        arrays=getattr(args, "arrays", None),
+        device=getattr(args, "device", None),
     )
     stack.enter_context(host)
     return {(kind, args.scheme): host}
@@ -73,6 +75,8 @@ def run_foreign(name: str, args: argparse.Namespace, options: list[dict[str, Any
             nan_policy=args.nan_policy,
             scheme=scheme,
             timeout=args.kernel_timeout,
+            arrays=getattr(args, "arrays", None),
+            device=getattr(args, "device", None),
         )
         batch = []
         with host:

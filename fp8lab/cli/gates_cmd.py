@@ -77,6 +77,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_scheme_arguments(p)
     add_isolation_arguments(p)
     p.add_argument(
+        "--arrays",
+        choices=("numpy", "torch"),
+        default=None,
+        help="what your kernel takes and returns: numpy arrays, or torch tensors (float32 or "
+        "bfloat16 in; a float8 tensor or uint8 codes back; needs torch). Default: the "
+        "kernel's own arrays attribute, else numpy",
+    )
+    p.add_argument(
+        "--device",
+        choices=("cpu", "cuda"),
+        default="cpu",
+        help="with --arrays torch: the device the tensors are on (default cpu; cuda needs "
+        "a CUDA device torch can see)",
+    )
+    p.add_argument(
         "--nan-policy",
         metavar="NAME",
         help=f"G1/G2: the NaN policy your kernel follows, one of {', '.join(NAN_POLICIES)} "

@@ -56,6 +56,36 @@ def _declared(kernel: Any) -> dict[str, Any]:
     return found
 
 
+def _arrays_of(kernel: Any) -> Any:
+    """The ``arrays`` the kernel declares, on itself or on the function it wraps."""
+    for obj in (kernel, getattr(kernel, "func", None), getattr(kernel, "_func", None)):
+        found = getattr(obj, "arrays", None)
+        if found is not None:
+            return found
+    return None
+
+
+def _with_arrays(kernel: Any, request: dict[str, Any]) -> Any:
+    """``kernel`` behind :class:`TorchArrays` if ``--arrays`` or the kernel asks for torch.
+
+    Raises:
+        CliError: for an unknown ``arrays``, a missing torch or an absent device.
+    """
+    from fp8lab.kernels.sources.torch_arrays import ARRAYS, TorchArrays
+
+    stated, declared = request.get("arrays"), _arrays_of(kernel)
+    if declared is not None and declared not in ARRAYS:
+        raise CliError(f"--kernel: arrays = {declared!r:.40}; one of {', '.join(ARRAYS)}")
+    if stated is not None and declared is not None and stated != declared:
+        raise CliError(f"--arrays {stated} contradicts the kernel's arrays = {declared!r}")
+    if (stated or declared or "numpy") == "numpy":
+        return kernel
+    try:
+        return TorchArrays(kernel, str(request.get("device") or "cpu"))
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
 def _load(request: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     from fp8lab.cli.kernel_args import load_foreign_kernel
 
@@ -68,6 +98,7 @@ def _load(request: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
             request.get("scheme"),
             request.get("run"),
         )
+        kernel = _with_arrays(kernel, request)
     except CliError as exc:
         return None, {"usage": str(exc)}
     except KeyboardInterrupt:

@@ -110,7 +110,7 @@ def _run_case(
     want, nan_in = _expected(x, scale, nan_policy)
     nonzero = float(np.mean((want & 0x7F) != 0)) if want.size else 0.0
     try:
-        handed = np.array(shards, np.float32) if shards else scale
+        handed = np.array(shards, np.float32) if shards else np.float32(scale)
         raw = call_kernel(_quantize, kernel, x, handed)
         error = _bad_output(raw, x.shape)
     except KernelFaultError as exc:

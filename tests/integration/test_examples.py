@@ -57,6 +57,24 @@ def test_the_readme_numpy_commands_pass_and_fail_as_written() -> None:
         assert ("PASS" if status == 0 else "FAIL") in proc.stdout
 
 
+def test_the_readme_torch_command_passes_and_its_divide_twin_fails() -> None:
+    pytest.importorskip("torch", reason="torch is not installed (optional: the torch extra)")
+    readme = (ROOT / "README.md").read_text()
+    flags = ["--arrays", "torch", "--nan-policy", "keep-sign"]
+    assert f"--gate G1 --kernel my_torch_quant:quant {' '.join(flags)}" in readme
+    for kernel, status in (("my_torch_quant:quant", 0), ("my_torch_quant:quant_divide", 1)):
+        proc = subprocess.run(
+            [sys.executable, "-m", "fp8lab", "gates", "--gate", "G1", "--kernel", kernel, *flags],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=ROOT / "examples" / "torch",
+            timeout=600,
+        )
+        assert proc.returncode == status, proc.stdout + proc.stderr
+        assert ("PASS" if status == 0 else "FAIL") in proc.stdout
+
+
 def test_the_readme_python_block_runs() -> None:
     readme = (ROOT / "README.md").read_text()
     blocks = [b.split("```", 1)[0] for b in readme.split("```python\n")[1:]]

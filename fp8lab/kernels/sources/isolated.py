@@ -96,6 +96,10 @@ class KernelHost:
         timeout: seconds each call (and the load) may take.
         run: an ``encoder``'s run: its format and policies (``fmt``,
             ``saturate``, ``nan``), handed to it as keywords if it takes them.
+        arrays: ``torch`` to call the kernel with torch tensors
+            (:mod:`fp8lab.kernels.sources.torch_arrays`), ``numpy``, or None for
+            what the kernel declares (its ``arrays`` attribute; numpy if none).
+        device: the torch device of ``arrays="torch"``: ``cpu`` or ``cuda``.
     """
 
     def __init__(
@@ -107,6 +111,8 @@ class KernelHost:
         scheme: str | None = None,
         timeout: float = DEFAULT_KERNEL_TIMEOUT,
         run: dict[str, Any] | None = None,
+        arrays: str | None = None,
+        device: str | None = None,
     ) -> None:
         if not timeout > 0:
             raise ValueError(f"the kernel timeout must be positive, got {timeout}")
@@ -122,6 +128,8 @@ class KernelHost:
             "nan_policy": nan_policy,
             "scheme": scheme,
             "run": run,
+            "arrays": arrays,
+            "device": device,
             "parent": os.getpid(),
         }
         req_r, self._req_w = os.pipe()
