@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fp8lab.cli.argtypes import positive_int_arg
 from fp8lab.cli.common import CliError
-from fp8lab.cli.kernel_args import add_timeout_argument, set_kernel_timeout
+from fp8lab.cli.isolation_args import add_timeout_argument, set_kernel_timeout
 from fp8lab.cli.names import KERNEL_ERROR, KERNEL_ERROR_EXIT
 from fp8lab.runtime.exit_codes import EXIT_CODES
 from fp8lab.specs.formats import FP8_FORMATS

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from fp8lab.cli.argtypes import pattern_arg, workers_arg
 from fp8lab.cli.common import CliError, write_json_output
 from fp8lab.cli.executor_args import add_executor_args, open_executor
-from fp8lab.cli.kernel_args import add_timeout_argument, set_kernel_timeout
+from fp8lab.cli.isolation_args import add_timeout_argument, set_kernel_timeout
 from fp8lab.cli.names import (
     ALL_PATTERNS,
     BRUTE_ENGINES,

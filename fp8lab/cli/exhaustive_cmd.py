@@ -9,7 +9,7 @@ from dataclasses import asdict
 from fp8lab.cli.argtypes import pattern_arg, workers_arg
 from fp8lab.cli.common import CliError, write_json_output
 from fp8lab.cli.executor_args import add_executor_args, open_executor
-from fp8lab.cli.kernel_args import add_isolation_arguments, set_kernel_timeout
+from fp8lab.cli.isolation_args import add_isolation_arguments, set_kernel_timeout
 from fp8lab.cli.names import ALL_PATTERNS, BUILTIN_ENCODERS, KERNEL_ERROR_EXIT
 from fp8lab.runtime.exit_codes import EXIT_CODES
 from fp8lab.runtime.progress import Progress

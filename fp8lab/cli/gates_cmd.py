@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from fp8lab.cli.common import CliError, write_json_output
 from fp8lab.cli.gate_kernels import prestart, run_foreign
 from fp8lab.cli.gates_table import format_table, write_junit
+from fp8lab.cli.isolation_args import add_isolation_arguments
 from fp8lab.cli.kernel_args import (
-    add_isolation_arguments,
     add_scheme_arguments,
     scheme_options,
 )

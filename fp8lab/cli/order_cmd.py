@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from fp8lab.cli.argtypes import check_memory
 from fp8lab.cli.common import CliError, write_json_output
-from fp8lab.cli.kernel_args import add_isolation_arguments
+from fp8lab.cli.isolation_args import add_isolation_arguments
 from fp8lab.cli.names import K_MULTIPLE, ORDER_METHODS
 from fp8lab.runtime.exit_codes import EXIT_CODES
 

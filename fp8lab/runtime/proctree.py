@@ -31,6 +31,7 @@ __all__ = [
     "SignalInterrupt",
     "alive",
     "die_with_parent",
+    "how_it_ended",
     "install_signal_handlers",
     "kill_tree",
     "tree_members",
@@ -157,3 +158,15 @@ def kill_tree(root: int | None = None, token: str | None = None, wait: float = 1
     while alive(others) and time.monotonic() < deadline:
         time.sleep(0.02)
     return len(members)
+
+
+def how_it_ended(status: int | None) -> str:
+    """How a child ended, from its return code: an exit status, a signal, or no answer."""
+    if status is None:
+        return "stopped answering"
+    if status < 0:
+        try:
+            return f"was killed by signal {signal.Signals(-status).name}"
+        except ValueError:
+            return f"was killed by signal {-status}"
+    return f"exited with status {status}"

@@ -121,7 +121,7 @@ def test_the_parsers_copies_equal_their_homes() -> None:
     assert tuple(NAN_POLICIES) == names.NAN_POLICIES
     assert names.NOTEBOOKS_DIR == NOTEBOOKS_DIR
     assert tuple(BUNDLE_GATES) == names.BUNDLE_GATES
-    from fp8lab.cli.kernel_args import DEFAULT_KERNEL_TIMEOUT as CLI_TIMEOUT
+    from fp8lab.cli.isolation_args import DEFAULT_KERNEL_TIMEOUT as CLI_TIMEOUT
     from fp8lab.gates import CHAIN_GATES, MATMUL_GATES, SCHEME_GATES
     from fp8lab.kernels.sources.isolated import DEFAULT_KERNEL_TIMEOUT
 

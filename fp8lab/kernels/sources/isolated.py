@@ -42,7 +42,7 @@ from fp8lab.runtime.frames import (
     write_frame,
 )
 from fp8lab.runtime.guard import KernelFaultError
-from fp8lab.runtime.proctree import TOKEN_ENV, kill_tree
+from fp8lab.runtime.proctree import TOKEN_ENV, how_it_ended, kill_tree
 
 __all__ = [
     "DEFAULT_KERNEL_TIMEOUT",
@@ -62,19 +62,6 @@ class KernelTimeoutError(KernelFaultError):
 
 class KernelLoadError(ValueError):
     """The kernel cannot be loaded: a module that does not import, a name that is not there."""
-
-
-def _how_it_ended(status: int | None) -> str:
-    if status is None:
-        return "stopped answering"
-    if status < 0:
-        import signal
-
-        try:
-            return f"was killed by signal {signal.Signals(-status).name}"
-        except ValueError:
-            return f"was killed by signal {-status}"
-    return f"exited with status {status}"
 
 
 def _stderr_fd() -> int:
@@ -199,7 +186,7 @@ class KernelHost:
                 status = self._proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 status = None
-            self.dead = f"kernel process {_how_it_ended(status)} {where}"
+            self.dead = f"kernel process {how_it_ended(status)} {where}"
         self._kill()
 
     def call(self, method: str, *args: Any) -> Any:
