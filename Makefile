@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-$(shell cat constraints.txt pyproject.toml | sha256
 LAB_STAMP := $(VENV)/.lab-$(shell cat constraints.txt pyproject.toml | sha256sum | cut -c1-12)
 TORCH_STAMP := $(VENV)/.torch-$(shell cat constraints.txt pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: test test-fast evidence check lint bench lab clean
+.PHONY: test test-fast evidence check lint bench lab docs clean
 
 $(STAMP): constraints.txt pyproject.toml
 	rm -rf $(VENV)
@@ -68,8 +68,12 @@ lint: $(STAMP)
 
 check: lint test
 
+# The manual, built into site/ (MkDocs, strict: a broken link or reference fails the build).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 bench: $(STAMP)
 	$(BIN)/fp8lab bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site
