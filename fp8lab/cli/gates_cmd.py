@@ -208,14 +208,15 @@ def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
 
     if name in SCHEME_GATES:
         pairs = scheme_options(args)
+        calls = [{"scheme": o["scheme"], "rule": o["rule"]} for o in pairs]
         if args.kernel:  # the record names the kernel as the user did, and (even when the
             # kernel's process died before a record) the scheme and rule it was held to
-            named = [{**o, "kernel_name": args.kernel} for o in pairs]
+            named = [{**o, "kernel_name": args.kernel} for o in calls]
             return [
-                dataclasses.replace(r, scheme=o["scheme"], rule=o["rule"])
+                dataclasses.replace(r, scheme=o["scheme"], rule=o["rule_name"])
                 for o, r in zip(pairs, run_foreign(name, args, named), strict=True)
             ]
-        return [GATES[name](SCHEME_PORTS[o["rule"]], **o) for o in pairs]
+        return [GATES[name](SCHEME_PORTS[o["rule"]], **o) for o in calls]
     if name in CHAIN_GATES:
         pairs = _chain_options(args)
         if args.kernel:

@@ -21,6 +21,19 @@ __all__ = [
 DEFAULT_KERNEL_TIMEOUT = 120.0  # fp8lab.kernels.sources.isolated.DEFAULT_KERNEL_TIMEOUT
 
 
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds (argparse's type for ``--kernel-timeout``)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"want a positive number of seconds, got {text!r:.40}")
+    return value
+
+
 def add_isolation_arguments(p: argparse.ArgumentParser) -> None:
     """``--kernel-timeout`` and ``--strict-env``: the watchdog and the environment check."""
     add_timeout_argument(p)
@@ -37,7 +50,7 @@ def add_timeout_argument(p: argparse.ArgumentParser) -> None:
     """``--kernel-timeout``: the watchdog on each call of the user's kernel."""
     p.add_argument(
         "--kernel-timeout",
-        type=float,
+        type=_seconds,
         default=DEFAULT_KERNEL_TIMEOUT,
         metavar="SECONDS",
         help="your kernel runs in a process of its own; a call (or its import) that takes "

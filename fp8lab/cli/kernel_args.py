@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "KERNEL_KINDS",
     "add_scheme_arguments",
+    "file_rules",
     "gate_kernel_kind",
     "load_callable",
     "load_chain_kernel",
@@ -48,6 +49,13 @@ def add_scheme_arguments(p: argparse.ArgumentParser) -> None:
         "with no --kernel: every scheme",
     )
     p.add_argument(
+        "--rule-file",
+        metavar="PATH",
+        help="GQ: a TOML file of your own scale rules ([[rule]] tables, the keys of "
+        "fp8lab/specs/rules/scale_rules.toml); --rule then names one of them, and the scheme "
+        "follows from its granularity, block and scale format",
+    )
+    p.add_argument(
         "--rule",
         metavar="NAME",
         help="GQ: the scale rule your kernel follows, e.g. vllm-per-group (the list: "
@@ -56,11 +64,57 @@ def add_scheme_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def scheme_options(args: argparse.Namespace) -> list[dict[str, str]]:
-    """GQ's (scheme, rule) pairs: the one named, or every built-in rule that matches."""
+def file_rules(args: argparse.Namespace) -> dict[str, Any]:
+    """The rules of ``--rule-file`` by name (none without it), each with its GQ scheme.
+
+    Raises:
+        CliError: for a file that cannot be read or parsed, or a rule whose layout
+            (granularity, block, scale format) is no GQ scheme's, or that reuses a
+            built-in rule's name.
+    """
+    if not getattr(args, "rule_file", None):
+        return {}
+    from fp8lab.specs.scale_rules import RULES, read_rule_file
+    from fp8lab.specs.scheme_layout import SCHEME_LAYOUTS
+
+    try:
+        rules = read_rule_file(args.rule_file)
+    except ValueError as exc:
+        raise CliError(f"--rule-file {exc}") from None
+    found: dict[str, Any] = {}
+    for rule in rules:
+        if rule.name in RULES:
+            raise CliError(f"--rule-file: {rule.name!r} is a built-in rule's name; rename it")
+        shape = (rule.granularity, rule.block, rule.scale_format)
+        schemes = [s for s, layout in SCHEME_LAYOUTS.items() if layout == shape]
+        if not schemes:
+            raise CliError(f"--rule-file: {rule.name}: no GQ scheme has its layout {shape}")
+        found[rule.name] = (schemes[0], rule)
+    return found
+
+
+def scheme_options(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """GQ's (scheme, rule) pairs: the one named, or every built-in rule that matches.
+
+    A rule of ``--rule-file`` comes as its :class:`~fp8lab.specs.scale_rules.ScaleRule`
+    under ``rule`` (the gates take either) and its name under ``rule_name``.
+    """
     from fp8lab.gates import GQ_RULES
     from fp8lab.specs.nvfp4_rules import NVFP4_RULES
 
+    own = file_rules(args)
+    if own and (args.rule is None or args.rule not in own):
+        raise CliError(f"--rule-file: name one of its rules with --rule: {', '.join(own)}")
+    if args.rule in own:
+        scheme, rule = own[args.rule]
+        if args.scheme is not None and args.scheme != scheme:
+            raise CliError(f"--rule {args.rule} is a {scheme} rule, not {args.scheme}")
+        if not args.kernel:
+            raise CliError(
+                "--rule-file rules are checked on your --kernel; bundles and the built-in "
+                "ports hold the built-in rules"
+            )
+        return [{"scheme": scheme, "rule": rule, "rule_name": rule.name}]
     if args.scheme is not None and args.scheme not in GQ_RULES:
         raise CliError(f"unknown --scheme {args.scheme!r}; choose from {', '.join(GQ_RULES)}")
     known = [r for rules in GQ_RULES.values() for r in rules]
@@ -77,7 +131,7 @@ def scheme_options(args: argparse.Namespace) -> list[dict[str, str]]:
     if args.kernel and (args.scheme is None or args.rule is None):
         raise CliError("GQ with --kernel needs --scheme and --rule (what your kernel computes)")
     return [
-        {"scheme": scheme, "rule": rule}
+        {"scheme": scheme, "rule": rule, "rule_name": rule}
         for scheme, rules in GQ_RULES.items()
         for rule in rules
         if args.scheme in (None, scheme) and args.rule in (None, rule)

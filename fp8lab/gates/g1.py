@@ -24,7 +24,7 @@ the gate takes their max independently for the reference and the population.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import ml_dtypes
 import numpy as np
@@ -40,9 +40,10 @@ from fp8lab.gates.records import (
     screen,
 )
 from fp8lab.kernels.protocols import QuantKernel
+from fp8lab.kernels.sources.isolated import IsolatedKernel
 from fp8lab.populations import G1_SEED, Population, g1_population
 from fp8lab.refs import reference_quant_static
-from fp8lab.runtime.guard import KernelFaultError, call_kernel
+from fp8lab.runtime.guard import KernelFaultError, call_kernel, private_readonly
 from fp8lab.specs.formats import FORMATS
 from fp8lab.specs.nan import NAN_POLICIES, NanPolicy, declared_nan_policy, nan_policy_help
 from fp8lab.specs.nan import nan_policy as _parse_nan_policy
@@ -80,6 +81,27 @@ def _quantize(kernel: QuantKernel, x: np.ndarray, scale: object) -> object:
     return kernel.quantize(x, scale)
 
 
+def _ahead(kernel: QuantKernel, x: np.ndarray, scale: object) -> Callable[[], object]:
+    """The kernel's answer for ``x``, to be read once.
+
+    A kernel in a process of its own gets its (private) inputs now and runs
+    while this process computes the expectation; it cannot touch this
+    process. Any other kernel is called when the answer is read, after the
+    expectation.
+    """
+    if isinstance(kernel, IsolatedKernel):
+        try:
+            return kernel.submit("quantize", private_readonly(x), scale)
+        except KernelFaultError as exc:  # its process had already ended: so says the answer
+            fault = exc
+
+            def ended() -> object:
+                raise fault
+
+            return ended
+    return lambda: call_kernel(_quantize, kernel, x, scale)
+
+
 def _expected(
     x: np.ndarray, scale: float, nan_policy: str
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.bool_]]:
@@ -107,16 +129,21 @@ def _run_case(
     x = population.words.astype(_DTYPES[dtype_name])  # the harness's own copy, never handed out
     labels = [c.value for c in population.classes]
     classes = sorted(set(labels))
-    want, nan_in = _expected(x, scale, nan_policy)
-    nonzero = float(np.mean((want & 0x7F) != 0)) if want.size else 0.0
+    handed = np.array(shards, np.float32) if shards else np.float32(scale)
+    answer = _ahead(kernel, x, handed)
+    want, nan_in = _expected(x, scale, nan_policy)  # a signal here ends the run unanswered
     try:
-        handed = np.array(shards, np.float32) if shards else np.float32(scale)
-        raw = call_kernel(_quantize, kernel, x, handed)
-        error = _bad_output(raw, x.shape)
+        raw, error = answer(), ""
     except KernelFaultError as exc:
         raw, error = None, exc.reason
-        if "TypeError" in error:  # most often the signature: say what G1 calls
-            error = f"{error}; {CONVENTION if not shards else SHARD_CONVENTION}"
+    nonzero = float(np.mean((want & 0x7F) != 0)) if want.size else 0.0
+    if not error:
+        try:
+            error = _bad_output(raw, x.shape)
+        except KernelFaultError as exc:
+            raw, error = None, exc.reason
+    if "TypeError" in error:  # most often the signature: say what G1 calls
+        error = f"{error}; {CONVENTION if not shards else SHARD_CONVENTION}"
     if error or raw is None:
         return CaseResult(name, x.size, len(classes), len(classes), 0, 0, nonzero, error)
     got = np.array(raw, np.uint8, copy=True)  # a plain array: a subclass cannot vouch for itself

@@ -45,10 +45,16 @@ def widen_pipe(fd: int) -> None:
         fcntl.fcntl(fd, set_size, _PIPE_BYTES)
 
 
-def _write_all(fd: int, data: memoryview) -> None:
-    while data:
-        written = os.write(fd, data)
-        data = data[written:]
+def _write_all(fd: int, parts: list[memoryview]) -> None:
+    """Write ``parts`` in order, as few system calls (and wake-ups of the reader) as it takes."""
+    parts = [p for p in parts if len(p)]
+    while parts:
+        written = os.writev(fd, parts)
+        while parts and written >= len(parts[0]):
+            written -= len(parts[0])
+            parts.pop(0)
+        if parts and written:
+            parts[0] = parts[0][written:]
 
 
 def write_frame(fd: int, header: dict[str, Any], arrays: Sequence[np.ndarray] = ()) -> None:
@@ -64,10 +70,9 @@ def write_frame(fd: int, header: dict[str, Any], arrays: Sequence[np.ndarray] = 
             raise ValueError(f"an array of {array.dtype} is not plain data")
     shapes = [[a.dtype.str, list(a.shape)] for a in plain]
     head = json.dumps({**header, "arrays": shapes}).encode()
-    _write_all(fd, memoryview(len(head).to_bytes(_LENGTH, "little") + head))
-    for array in plain:
-        if array.nbytes:
-            _write_all(fd, array.reshape(-1).view(np.uint8).data)
+    parts = [memoryview(len(head).to_bytes(_LENGTH, "little") + head)]
+    parts += [array.reshape(-1).view(np.uint8).data for array in plain]
+    _write_all(fd, parts)
 
 
 def _wait(fd: int, deadline: float | None) -> None:

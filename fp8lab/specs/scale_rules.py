@@ -1,7 +1,9 @@
 """Scale rules as data: every choice implementations make differently is a named field.
 
 A rule turns one block of float32 values into one scale and the element codes.
-This module is data only (standard library), so the exact reference
+The rules themselves are a data file, ``fp8lab/specs/rules/scale_rules.toml``,
+one ``[[rule]]`` table each; a user's rule file has the same form
+(:func:`read_rule_file`). This module is data only (standard library), so the exact reference
 (:mod:`fp8lab.refs.schemes`) and the kernel port (:mod:`fp8lab.kernels.scheme`)
 read the same declaration and share no code. Each rule's ``source`` names the
 implementation it was read from, at a commit; the TransformerEngine NVFP4 lines
@@ -11,7 +13,10 @@ say where they could not be checked against the file.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+import tomllib
+from dataclasses import dataclass, fields
+from importlib import resources
+from pathlib import Path
 from types import MappingProxyType
 
 __all__ = [
@@ -23,6 +28,8 @@ __all__ = [
     "Pow2",
     "ScaleRule",
     "get_rule",
+    "parse_rules",
+    "read_rule_file",
 ]
 
 
@@ -142,141 +149,94 @@ class ScaleRule:
             raise ValueError(f"{self.name}: e8m0fnu scales go with the OCP_FLOOR/RCEIL rules")
 
 
-_VLLM = "vLLM csrc/quantization/w8a8/fp8/"
-_MIN_SCALE = 1.0 / (448.0 * 512.0)  # min_scaling_factor<fp8> = 1/(MAX*512), utils.cuh
+_ENUMS: dict[str, type[enum.Enum]] = {
+    "granularity": Granularity,
+    "amax_nan": AmaxNan,
+    "scale_from": Apply,
+    "pow2": Pow2,
+    "apply": Apply,
+    "clamp": Clamp,
+}
+_OPTIONAL = ("block", "amax_floor", "scale_ub", "min_scale")  # left out: None
+_NUMBERS = ("amax_init", "amax_floor", "scale_ub", "min_scale")
 
-_DECLARED = (
-    ScaleRule(
-        "vllm-per-tensor",
-        _VLLM + "common.cu dynamic_scaled_fp8_quant (096d3dc9) + common.cuh "
-        "scaled_fp8_conversion<true> (0f5257e2): scale memset 0, fmaxf row max / 448, "
-        "x * (1/s), fmaxf(-M, fminf(x, M))",
-        "e4m3fn",
-        "float32",
-        Granularity.TENSOR,
-        None,
-        AmaxNan.SKIP,
-        0.0,
-        None,
-        None,
-        Apply.DIVIDE,
-        None,
-        Pow2.NONE,
-        Apply.RECIPROCAL,
-        Clamp.MIN_THEN_MAX,
-    ),
-    ScaleRule(
-        "vllm-per-token",
-        _VLLM + "common.cu dynamic_per_token_scaled_fp8_quant (096d3dc9): fminf(amax, ub) "
-        "/ 448, fmaxf(s, 1/(448*512)), x / s (scaled_fp8_conversion<false>)",
-        "e4m3fn",
-        "float32",
-        Granularity.ROW,
-        None,
-        AmaxNan.SKIP,
-        0.0,
-        None,
-        None,
-        Apply.DIVIDE,
-        _MIN_SCALE,
-        Pow2.NONE,
-        Apply.DIVIDE,
-        Clamp.MIN_THEN_MAX,
-    ),
-    ScaleRule(
-        "vllm-native-per-token",
-        "vLLM model_executor/layers/quantization/input_quant_fp8.py QuantFP8.forward_native "
-        "(014af6b5): x.abs().max(-1), (x_max / 448).clamp(min=1/(448*512)), "
-        "x * scale.reciprocal(), .clamp(-448, 448).to(fp8); NaN propagates through the torch "
-        "ops",
-        "e4m3fn",
-        "float32",
-        Granularity.ROW,
-        None,
-        AmaxNan.PROPAGATE,
-        0.0,
-        None,
-        None,
-        Apply.DIVIDE,
-        _MIN_SCALE,
-        Pow2.NONE,
-        Apply.RECIPROCAL,
-        Clamp.TORCH,
-    ),
-    ScaleRule(
-        "vllm-per-group",
-        _VLLM + "per_token_group_quant.cu (0f5257e2): absmax from eps=1e-10 by fmaxf, /448, "
-        "x / y_s, fminf(fmaxf(x, -M), M)",
-        "e4m3fn",
-        "float32",
-        Granularity.BLOCK,
-        128,
-        AmaxNan.SKIP,
-        0.0,
-        1e-10,
-        None,
-        Apply.DIVIDE,
-        None,
-        Pow2.NONE,
-        Apply.DIVIDE,
-        Clamp.MAX_THEN_MIN,
-    ),
-    ScaleRule(
-        "vllm-per-group-ue8m0",
-        _VLLM + "per_token_group_quant.cu (0f5257e2), SCALE_UE8M0: y_s rounded up to a power "
-        "of two from its exponent bits (the register kernel's form)",
-        "e4m3fn",
-        "float32",
-        Granularity.BLOCK,
-        128,
-        AmaxNan.SKIP,
-        0.0,
-        1e-10,
-        None,
-        Apply.DIVIDE,
-        None,
-        Pow2.CEIL_BITS,
-        Apply.DIVIDE,
-        Clamp.MAX_THEN_MIN,
-    ),
-    ScaleRule(
-        "ocp-floor",
-        "OCP MX v1.0 §6.3 FLOOR; torchao prototype/mx_formats/mx_tensor.py to_mx FLOOR "
-        "(050515e8): torch.amax, exponent bits - emax_elem clamped to [-127, 128], "
-        "non-finite -> 0xFF, x * 2**(127 - byte), SATFINITE cast",
-        "e4m3fn",
-        "e8m0fnu",
-        Granularity.BLOCK,
-        32,
-        AmaxNan.PROPAGATE,
-        0.0,
-        None,
-        None,
-        Apply.DIVIDE,
-        None,
-        Pow2.OCP_FLOOR,
-        Apply.RECIPROCAL,
-        Clamp.NONE,
-    ),
-    ScaleRule(
-        "rceil",
-        "torchao prototype/mx_formats/mx_tensor.py _to_mx_rceil + _f32_to_e8m0_rceil "
-        "(050515e8): amax * float32(1/max_elem) rounded up to e8m0, non-finite -> 0xFF; "
-        "cuDNN BlockScaling quantize_round_up(amax / vmax)",
-        "e4m3fn",
-        "e8m0fnu",
-        Granularity.BLOCK,
-        32,
-        AmaxNan.PROPAGATE,
-        0.0,
-        None,
-        None,
-        Apply.RECIPROCAL,
-        None,
-        Pow2.RCEIL,
-        Apply.RECIPROCAL,
-        Clamp.NONE,
-    ),
+
+def _rule(entry: dict[str, object], where: str) -> ScaleRule:
+    """One ``[[rule]]`` table as a :class:`ScaleRule`; every value checked."""
+    keys = [f.name for f in fields(ScaleRule)]
+    unknown = sorted(set(entry) - set(keys))
+    if unknown:
+        raise ValueError(f"{where}: unknown key {unknown[0]!r}; the keys: {', '.join(keys)}")
+    missing = [k for k in keys if k not in entry and k not in _OPTIONAL]
+    if missing:
+        raise ValueError(f"{where}: missing key {missing[0]!r}")
+    values: dict[str, object] = {k: entry.get(k) for k in keys}
+    for key, kind in _ENUMS.items():
+        try:
+            values[key] = kind(values[key])
+        except ValueError:
+            choices = ", ".join(str(m.value) for m in kind)
+            raise ValueError(f"{where}: {key} = {values[key]!r:.40}; one of {choices}") from None
+    for key in _NUMBERS:
+        value = values[key]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise ValueError(f"{where}: {key} = {value!r:.40} is not a number")
+        values[key] = None if value is None else float(value)
+    if values["block"] is not None and (
+        isinstance(values["block"], bool) or not isinstance(values["block"], int)
+    ):
+        raise ValueError(f"{where}: block = {values['block']!r:.40} is not a whole number")
+    for key in ("name", "source", "element", "scale_format"):
+        if not isinstance(values[key], str) or not values[key]:
+            raise ValueError(f"{where}: {key} must be a non-empty string")
+    return ScaleRule(**values)  # type: ignore[arg-type]
+
+
+def parse_rules(text: str, where: str = "rules") -> tuple[ScaleRule, ...]:
+    """The rules of a rule file's text: ``[[rule]]`` tables, one key per :class:`ScaleRule` field.
+
+    Raises:
+        ValueError: for text that is not TOML, no ``[[rule]]``, an unknown or
+            missing key, a value of the wrong kind, a choice that is not one of
+            its axis, a rule :class:`ScaleRule` refuses, or a name given twice.
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{where}: not TOML ({exc})") from None
+    entries = data.get("rule")
+    if set(data) != {"rule"} or not isinstance(entries, list) or not entries:
+        raise ValueError(f"{where}: want one or more [[rule]] tables and nothing else")
+    rules = tuple(_rule(e, f"{where}, rule {i + 1}") for i, e in enumerate(entries))
+    names = [r.name for r in rules]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{where}: a rule name given twice")
+    return rules
+
+
+def read_rule_file(path: str | Path, max_bytes: int = 1 << 20) -> tuple[ScaleRule, ...]:
+    """The rules of the rule file at ``path`` (at most ``max_bytes``).
+
+    Raises:
+        ValueError: as :func:`parse_rules`, or for a file that cannot be read or is too large.
+    """
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the rule file ({exc.strerror})") from None
+    if len(raw) > max_bytes:
+        raise ValueError(f"{path}: a rule file over {max_bytes} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8") from None
+    return parse_rules(text, str(path))
+
+
+_DECLARED = parse_rules(
+    resources.files("fp8lab.specs").joinpath("rules/scale_rules.toml").read_text("utf-8"),
+    "fp8lab/specs/rules/scale_rules.toml",
 )
 
 RULES: MappingProxyType[str, ScaleRule] = MappingProxyType({r.name: r for r in _DECLARED})

@@ -87,6 +87,19 @@ def _bad_cases(tmp: Path) -> list[list[str]]:
         ["gemm-bench", "--json", sysjson],
         ["design", "--scales", "1", "--out", str(tmp / "d"), "--margin", "0"],
         ["design", "--scales", "1", "--out", str(tmp / "d"), "--budget", "-2"],
+        *(
+            [*cmd, "--kernel-timeout", bad]
+            for bad in ("inf", "nan", "0", "-1", "abc")
+            for cmd in (
+                ["gates", "--gate", "G1", "--kernel", "fp8lab.kernels:quant_static"],
+                ["order", "--kernel", "fp8lab.kernels:quant_static", "--as", "sum", "--k", "8"],
+                exh,
+                ["detect", "--scales", "1"],
+                ["design", "--scales", "1", "--out", str(tmp / "d")],
+            )
+        ),
+        ["gates", "--gate", "GQ", "--rule-file", str(a_file), "--rule", "x", "--kernel", "m:f"],
+        ["gates", "--gate", "G1", "--kernel", "m:f", "--arrays", "jax"],
         ["gates", "--no-such-flag"],
         ["chains", "--diverge", "only-one-recipe"],
         ["gates", "--gate", "GF", "--recipe", "no-such-recipe"],

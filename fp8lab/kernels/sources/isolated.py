@@ -24,11 +24,14 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import os
 import subprocess
 import sys
+import threading
 import time
 import uuid
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -101,13 +104,14 @@ class KernelHost:
         arrays: str | None = None,
         device: str | None = None,
     ) -> None:
-        if not timeout > 0:
-            raise ValueError(f"the kernel timeout must be positive, got {timeout}")
+        if not (timeout > 0 and math.isfinite(timeout)):
+            raise ValueError(f"the kernel timeout must be positive and finite, got {timeout}")
         self.source, self.timeout = source, float(timeout)
         self.env_changes: list[str] = []
         self.calls = 0
         self.dead = ""
         self.timed_out = False
+        self._turn = threading.Lock()
         self.token = uuid.uuid4().hex
         request = {
             "kind": kind,
@@ -190,27 +194,65 @@ class KernelHost:
         self._kill()
 
     def call(self, method: str, *args: Any) -> Any:
-        """``method(*args)`` in the child; its raw result.
+        """``method(*args)`` in the child; its raw result. Threads take turns: one call at a time.
 
         Raises:
             KernelTimeoutError: if no answer came within the timeout.
             KernelFaultError: if the kernel raised, or its process has ended.
         """
+        return self.submit(method, *args)()
+
+    def submit(self, method: str, *args: Any) -> Callable[[], Any]:
+        """Send ``method(*args)`` now; the function returned waits for the answer (call it once).
+
+        The parent can compute its expectation while the child runs the kernel;
+        the watchdog counts from now. Until the answer is read, other calls wait.
+
+        Raises:
+            KernelFaultError: if the kernel's process has ended (also from the answer,
+                as :meth:`call` raises).
+        """
+        self._turn.acquire()
+        try:
+            deadline = self._send(method, args)
+        except BaseException:
+            self._turn.release()
+            raise
+        pending = [True]
+
+        def answer() -> Any:
+            if not pending:
+                raise RuntimeError("this call's answer was already read")
+            pending.clear()
+            try:
+                return self._receive(method, deadline)
+            finally:
+                self._turn.release()
+
+        return answer
+
+    def _send(self, method: str, args: tuple[Any, ...]) -> float:
         if not self.dead:
             self.declared  # noqa: B018 - the load comes first
         if self.dead:
             raise self._dead_error()
         self.calls += 1
         sent: list[Any] = []
-        header = {"call": method, "args": encode_value(tuple(args), sent)}
+        header = {"call": method, "args": encode_value(args, sent)}
+        deadline = time.monotonic() + self.timeout
         try:
             write_frame(self._req_w, header, sent)
-            answer, arrays = read_frame(
-                self._ans_r, time.monotonic() + self.timeout, MAX_ANSWER_BYTES
-            )
         except (FrameError, OSError) as exc:
-            frame_exc = exc if isinstance(exc, FrameError) else FrameError(str(exc))
-            self._end(frame_exc, f"in call {self.calls} ({method})")
+            failed = exc if isinstance(exc, FrameError) else FrameError(str(exc))
+            self._end(failed, f"in call {self.calls} ({method})")
+            raise self._dead_error() from None
+        return deadline
+
+    def _receive(self, method: str, deadline: float) -> Any:
+        try:
+            answer, arrays = read_frame(self._ans_r, deadline, MAX_ANSWER_BYTES)
+        except FrameError as exc:
+            self._end(exc, f"in call {self.calls} ({method})")
             raise self._dead_error() from None
         if answer.get("env") and answer["env"] not in self.env_changes:
             self.env_changes.append(str(answer["env"]))
@@ -288,6 +330,10 @@ class IsolatedKernel:
     def __call__(self, *args: Any) -> Any:
         """The kernel called as a function (GQ's and GF's convention)."""
         return self._host.call("__call__", *args)
+
+    def submit(self, method: str, *args: Any) -> Callable[[], Any]:
+        """Send ``method(*args)`` now; the function returned waits for the answer."""
+        return self._host.submit(method, *args)
 
     def __repr__(self) -> str:
         return f"IsolatedKernel({self.name!r})"
