@@ -1,6 +1,6 @@
 """fp8lab: prove, bit for bit, whether an FP8 quantization kernel is right.
 
-Public interface (names fixed; see docs/manual.md):
+Public interface (names fixed; see docs/python.md):
 ``encode``, ``decode``, ``quant_static``, ``FORMATS``, ``scheme_quant``.
 
 The names are imported on first use (PEP 562), so ``import fp8lab.cli.main``

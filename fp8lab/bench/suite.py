@@ -101,7 +101,7 @@ def bench_all(
     results: Path = Path("results"),
     workers: int | None = None,
 ) -> dict[str, Any]:
-    """Measure every figure; a JSON-ready dict (fields in docs/manual.md, "fp8lab bench --all").
+    """Measure every figure; a JSON-ready dict (fields in docs/performance.md).
 
     Args:
         stop: patterns of the brute-force and proof-pass figures, from 0 (all 2**32

@@ -1,6 +1,6 @@
 """The cases of a bundle: exactly the kernel calls G1, G3 and GQ make, with their inputs.
 
-A bundle (schema ``fp8lab.bundle/1``, docs/manual.md "Dumped outputs") lists one case
+A bundle (schema ``fp8lab.bundle/1``, docs/bundles.md) lists one case
 per kernel call of the gate, in the gate's order. G1: every scale x input
 dtype, each call with one float32 scale as G1 makes it by default. G3: the default
 cases (not ``--large``), A quantized by the built-in ``quant_static`` as G3

@@ -3,7 +3,7 @@
 The directory is built in a staging sibling and renamed into place, so a
 bundle is either complete or absent; an existing non-empty directory is
 refused (evidence is never overwritten). ``outputs/`` is created empty for
-the user's runner to fill. Schema and sidecar: docs/manual.md "Dumped outputs".
+the user's runner to fill. Schema and sidecar: docs/bundles.md.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ names): ``name``, ``word_class``, ``input_dtype``, ``m``, ``k``, ``input``,
 and ``scales`` (``scales_dtype`` float32, e8m0fnu or e4m3fn bytes, of shape
 ``scales_shape``), as the C ABI's ``fp8lab_scheme_quant`` writes them. The
 document names ``scheme`` and ``rule``; the population sha256 starts with
-the line ``scheme rule``. docs/manual.md "Dumped outputs".
+the line ``scheme rule``. docs/bundles.md.
 """
 
 from __future__ import annotations

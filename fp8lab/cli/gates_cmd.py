@@ -57,10 +57,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "object (name, quantize) or FUNC(x, scale) -> uint8 codes; for G3 a MatmulKernel "
         "object (name, matmul, optional spec) or FUNC(a_codes, b_codes, s_in, s_w, "
         "out_dtype) -> [M,N] float32 or bfloat16, checked against vllm.cpp's model; for GF "
-        "a function with the --chain signature (docs/manual.md, Fused chains), optionally with a "
+        "a function with the --chain signature (docs/gates/gf.md), optionally with a "
         "trace method for the prefix checks; for GQ FUNC(x) -> (codes, scales), for nvfp4 "
         "FUNC(x, global_scale), or PATH.so:SYMBOL with fp8lab_scheme_quant's signature "
-        "(fp8lab_nvfp4_quant's for nvfp4) (docs/manual.md, Gate GQ)",
+        "(fp8lab_nvfp4_quant's for nvfp4) (docs/gates/gq.md)",
     )
     p.add_argument(
         "--chain",
@@ -72,7 +72,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--recipe",
         metavar="NAME",
         help="GF: the recipe your kernel declares, e.g. vllm-cuda-fused-add-rmsnorm-static-fp8 "
-        "(the list: docs/manual.md, Fused chains)",
+        "(the list: docs/gates/gf.md)",
     )
     add_scheme_arguments(p)
     add_isolation_arguments(p)

@@ -59,7 +59,7 @@ def add_scheme_arguments(p: argparse.ArgumentParser) -> None:
         "--rule",
         metavar="NAME",
         help="GQ: the scale rule your kernel follows, e.g. vllm-per-group (the list: "
-        "docs/manual.md, Scale rules); default with no --kernel: every rule of the scheme, "
+        "docs/rules.md); default with no --kernel: every rule of the scheme, "
         "each on its port",
     )
 

@@ -66,12 +66,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     The others are listed with their help but not imported, so ``fp8lab
     --help`` and ``fp8lab NAME ...`` load one subcommand at most.
     """
+    from fp8lab.cli.exit_statuses import exit_epilog
+
     parser = _Parser(prog="fp8lab", description="FP8 verification workbench")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, help_line) in SUBCOMMANDS.items():
         if only is None or name == only:
             importlib.import_module(f"fp8lab.cli.{module}").add_parser(sub)
+            sub.choices[name].epilog = exit_epilog(name)
         else:
             sub.add_parser(name, help=help_line)
     return parser

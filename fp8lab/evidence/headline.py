@@ -3,8 +3,8 @@
 A run records its gates and proofs as JSON: ``fp8lab prove`` writes
 ``gates.json`` and ``exhaustive/*.json``; a notebook writes ``tables/*.json``
 sidecars (floats as ``float.hex``). A record is recognised by its fields, not
-by its file name: a gate record has the fields of ``GateResult`` (docs/manual.md,
-"Records"), a proof record those of ``ExhaustiveRecord``. Mutation and
+by its file name: a gate record has the fields of ``GateResult`` (docs/records.md),
+a proof record those of ``ExhaustiveRecord``. Mutation and
 detector headlines come from the tables the ``mutation``, ``gate_g1``,
 ``divide_vs_reciprocal`` and ``tie_sweep`` notebooks file. A file that cannot
 be read is skipped here; the run's own status says whether it is complete.
@@ -134,8 +134,8 @@ def _table(directory: Path, name: str) -> list[dict[str, Any]]:
 def mutation_summary(directory: Path) -> dict[str, Any] | None:
     """Score, minimum kill margin, thin mutants and survivors of a ``mutation`` run.
 
-    The kill margin of a killed mutant is its failed assertions (docs/manual.md,
-    "Mutation"). Returns None when the run filed no catalogue table.
+    The kill margin of a killed mutant is its failed assertions
+    (docs/mutation.md). Returns None when the run filed no catalogue table.
     """
     catalogue = _table(directory, "catalogue")
     if not catalogue:

@@ -7,8 +7,8 @@ NaN codes, and its record names it (``nan_code_exempt_side``).
 
 :data:`PROOF_PLAN` covers the fp8 element formats (:data:`FP8_FORMATS`).
 :data:`MX_PROOF_PLAN` proves the OCP MX formats (e8m0fnu, e2m1fn, e2m3fn,
-e3m2fn) the same way; it is a separate plan because of its cost (docs/manual.md,
-"Formats beyond fp8", gives the measured time and the command).
+e3m2fn) the same way; it is a separate plan because of its cost
+(docs/rules.md, "Formats beyond fp8", gives the measured time and the command).
 """
 
 from __future__ import annotations

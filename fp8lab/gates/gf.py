@@ -1,6 +1,6 @@
 """Gate GF: a fused-chain kernel against its declared recipe, bitwise, step by step.
 
-Kernel signatures (docs/manual.md "Fused chains"), all arrays bf16 except the codes:
+Kernel signatures (docs/gates/gf.md), all arrays bf16 except the codes:
 
 * rmsnorm: ``FUNC(x, residual_or_None, weight, scale, eps) -> (codes, residual_out_or_None)``
 * rmsnorm-gated: ``FUNC(x, residual_or_None, weight, gate, scale, eps)``, returning as rmsnorm

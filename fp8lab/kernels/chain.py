@@ -7,7 +7,7 @@ to float32 (the correctly rounded value wherever float64 is not within about
 2**-29 of a float32 midpoint; GF checks them bitwise against the exact
 references), and the fp8 terminal is ``fp8lab.kernels`` static quant.
 
-Signatures are GF's (docs/manual.md "Fused chains"):
+Signatures are GF's (docs/gates/gf.md):
 
 * rmsnorm: ``port(x, residual_or_None, weight, scale, eps) -> (codes, residual_out_or_None)``
 * rmsnorm-gated: ``port(x, residual_or_None, weight, gate, scale, eps) -> (codes, None)``

@@ -73,7 +73,7 @@ _SUB = 16  # the smallest block in the catalogue (NVFP4)
 # TE's two NVFP4 block-scale formulas, amax/6*S_enc and amax*(1/6)*S_enc, give different
 # e4m3fn bytes at S_enc = 1 on exactly these 15 finite amax patterns, (1.78125 - ulp) * 2^e
 # for e = -4..10: found over all 2^31 positive patterns by sweep_pair(
-# "nvfp4-divide-vs-reciprocal", s_enc=1.0) (docs/manual.md "Exhaustive amax sweeps"; a test
+# "nvfp4-divide-vs-reciprocal", s_enc=1.0) (docs/gates/gq.md "Exhaustive amax sweeps"; a test
 # re-derives each one). A tensor holding 2688 = 448 * 6 has S_enc = 2688 / 2688 = 1.
 NVFP4_SPLIT_AMAX_BITS = tuple(0x3DE3_FFFF + (j << 23) for j in range(15))
 _NVFP4_SPLIT = "nvfp4-formula-split"

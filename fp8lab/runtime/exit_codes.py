@@ -1,4 +1,4 @@
-"""Exit statuses of every subcommand (docs/manual.md "Exit statuses"), importable without numpy."""
+"""The gates' exit statuses by name, importable without numpy (every subcommand's: docs/cli.md)."""
 
 from __future__ import annotations
 

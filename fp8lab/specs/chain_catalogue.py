@@ -1,6 +1,6 @@
 """The named recipes, each transcribed from the implementation it names.
 
-Sources (read, not run; the line anchors are in docs/manual.md "Fused chains"):
+Sources (read, not run; the line anchors are in docs/gates/gf.md):
 
 * vLLM CUDA ``fused_add_rms_norm_static_fp8_quant`` and ``rms_norm_static_fp8_quant``
   (``csrc/layernorm_quant_kernels.cu``): ``scalar_t z = input; z += residual``

@@ -33,12 +33,12 @@ __all__ = [
     "step_rows",
 ]
 
-# The two open vLLM issues, as the recipe pair each one is about (docs/manual.md "Fused chains").
+# The two open vLLM issues, as the recipe pair each one is about (docs/gates/gf.md).
 ISSUE_PAIRS = {
     "vllm#52104": ("vllm-cuda-fused-add-rmsnorm-static-fp8", "vllm-native-rmsnorm-fp8"),
     "vllm#49616": ("vllm-native-rmsnorm-fp8", "vllm-native-rmsnorm-f32-weight-fp8"),
 }
-# docs/manual.md "Fused chains" (``fp8lab chains --diverge A,B``, seed CHAIN_SEED): realistic-wide
+# docs/gates/gf.md (``fp8lab chains --diverge A,B``, seed CHAIN_SEED): realistic-wide
 # fp8 bytes / pre-quant values that differ, of 65,536.
 ISSUE_PUBLISHED = {"vllm#52104": (910, 14_203), "vllm#49616": (988, 16_493)}
 

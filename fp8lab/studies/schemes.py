@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 SWEEP_COMMAND = "python -m fp8lab.sweeps.amax"
-# docs/manual.md "Exhaustive amax sweeps" (that command, all 2**31 patterns):
+# docs/gates/gq.md "Exhaustive amax sweeps" (that command, all 2**31 patterns):
 # (pair, S_enc) -> (differ, NaN)
 PUBLISHED_SWEEPS: dict[tuple[str, float], tuple[int, int]] = {
     ("floor-vs-rceil", 1.0): (517_996_296, 0),

@@ -40,28 +40,9 @@ def test_the_example_test_file_passes_under_pytest_and_files_its_records(tmp_pat
     assert len(list((tmp_path / "records").glob("G1-*.json"))) == 2
 
 
-def test_the_readme_numpy_commands_pass_and_fail_as_written() -> None:
-    folder = ROOT / "examples" / "numpy"
-    readme = (ROOT / "README.md").read_text()
-    for kernel, status in (("my_quant:quant", 0), ("my_quant:quant_divide", 1)):
-        assert f"--gate G1 --kernel {kernel} " in readme
-        proc = subprocess.run(
-            [sys.executable, "-m", "fp8lab", "gates", "--gate", "G1", "--kernel", kernel],
-            capture_output=True,
-            text=True,
-            check=False,
-            cwd=folder,
-            timeout=600,
-        )
-        assert proc.returncode == status, proc.stdout + proc.stderr
-        assert ("PASS" if status == 0 else "FAIL") in proc.stdout
-
-
-def test_the_readme_torch_command_passes_and_its_divide_twin_fails() -> None:
+def test_the_torch_example_passes_and_its_divide_twin_fails() -> None:
     pytest.importorskip("torch", reason="torch is not installed (optional: the torch extra)")
-    readme = (ROOT / "README.md").read_text()
     flags = ["--arrays", "torch", "--nan-policy", "keep-sign"]
-    assert f"--gate G1 --kernel my_torch_quant:quant {' '.join(flags)}" in readme
     for kernel, status in (("my_torch_quant:quant", 0), ("my_torch_quant:quant_divide", 1)):
         proc = subprocess.run(
             [sys.executable, "-m", "fp8lab", "gates", "--gate", "G1", "--kernel", kernel, *flags],
@@ -73,13 +54,3 @@ def test_the_readme_torch_command_passes_and_its_divide_twin_fails() -> None:
         )
         assert proc.returncode == status, proc.stdout + proc.stderr
         assert ("PASS" if status == 0 else "FAIL") in proc.stdout
-
-
-def test_the_readme_python_block_runs() -> None:
-    readme = (ROOT / "README.md").read_text()
-    blocks = [b.split("```", 1)[0] for b in readme.split("```python\n")[1:]]
-    runnable = [b for b in blocks if "fp8lab.encode" in b]
-    assert len(runnable) == 1
-    namespace: dict[str, object] = {}
-    exec(runnable[0], namespace)
-    assert list(namespace["values"])[:2] == [1.0, 448.0]  # type: ignore[call-overload]
