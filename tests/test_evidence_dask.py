@@ -1,4 +1,4 @@
-"""Issue 13 s1: `fp8lab evidence --dask-local N` / `--scheduler` runs notebook sweeps on dask.
+"""`fp8lab evidence --dask-local N` / `--scheduler` runs notebook sweeps on dask.
 
 The runner opens the cluster once and names it to the notebook kernels in
 ``$FP8LAB_SCHEDULER``; a stub notebook's proof and brute-force records must

@@ -62,10 +62,7 @@ def format_table(results: list[GateResult]) -> str:
             counts = ", ".join(f"{k}={v}" for k, v in r.measured.items())
             lines.append(f"{r.gate} {r.kernel}: measured: {counts}")
         for o in r.first_offenders[:4]:
-            where = (
-                o.input_hex if o.input_hex.startswith("out[") else f"word {o.index} x={o.input_hex}"
-            )
-            lines.append(f"  {o.case} {o.word_class} {where} got {o.got} want {o.want}")
+            lines.append(f"  {o.case} {o.word_class} {o.where()} got {o.got} want {o.want}")
     return "\n".join(lines)
 
 

@@ -7,7 +7,7 @@
  *   host: NaN -> canonical +NaN (0x7FFFFFFF), widened to double, then
  *     __nv_cvt_double_to_fp8 (so every float NaN gives 0x7F).
  * The device build emits that same instruction by inline PTX and does not
- * include the header (§5.2: the header is fragile under NVRTC); define
+ * include the header (it is fragile under NVRTC); define
  * FP8LAB_DEVICE_USE_HEADER to call the header on the device instead.
  *
  * Planted defects, for the meta tests only: FP8LAB_PLANT_DIVIDE divides by

@@ -21,7 +21,7 @@ Vacuity guards: no words examined is a FAIL, and so is a run whose reference
 codes are zero in magnitude for half or more of the words.
 
 The command ``fp8lab gates --gate GQ --scheme S --rule R [--kernel MODULE:FUNC]``
-calls this function with the same names (docs/manual.md "Gate GQ"); ``GQ_RULES`` lists
+calls this function with the same names (docs/gates/gq.md); ``GQ_RULES`` lists
 the rules each scheme accepts, and the built-in ports are
 :data:`fp8lab.kernels.scheme.SCHEME_PORTS`. Of the NVFP4 rules only those whose
 element path is modelled (``element_source``) are GQ rules.
@@ -108,13 +108,11 @@ def _run_case(
     ).any(axis=1)
     mismatches = cmp.mismatches + int(scale_bad.sum())
     by_class[label] += mismatches + cmp.nan_code_mismatches
-    flat = np.asarray(args[0]).astype(np.float32).reshape(-1)
     for i in np.flatnonzero(cmp.mismatch | cmp.nan_code)[: max(0, max_offenders - len(offenders))]:
         got_c, want_c = f"{codes.reshape(-1)[i]:#04x}", f"{want_codes.reshape(-1)[i]:#04x}"
-        bits = f"{int(flat[i : i + 1].view(np.uint32)[0]):#010x}"  # the input's float32 bits
-        offenders.append(Offender(name, label, int(i), bits, got_c, want_c))
+        offenders.append(Offender(name, label, int(i), _input_hex(args, int(i)), got_c, want_c))
     for j in np.flatnonzero(scale_bad)[: max(0, max_offenders - len(offenders))]:
-        got_s, want_s = _scale_hex(scales, j), _scale_hex(want_scales, j)
+        got_s, want_s = _word_hex(scales, j), _word_hex(want_scales, j)
         offenders.append(Offender(name, label, int(j), f"scale[{j}]", got_s, want_s))
     failed = int(mismatches + cmp.nan_code_mismatches > 0)
     result = CaseResult(
@@ -123,10 +121,31 @@ def _run_case(
     return result, nonzero, want_codes.size
 
 
-def _scale_hex(scales: np.ndarray, j: int) -> str:
-    """Scale ``j``'s bytes as one hex number (float32 bits, or an e8m0/e4m3 byte)."""
-    raw = scales.reshape(-1)[j : j + 1].view(np.uint8).tobytes()
+def _word_hex(words: np.ndarray, j: int) -> str:
+    """Word ``j``'s bit pattern as one hex number, in its own width.
+
+    float32: 8 digits; bfloat16: 4; an e8m0/e4m3 scale byte: 2.
+    """
+    raw = np.asarray(words).reshape(-1)[j : j + 1].view(np.uint8).tobytes()
     return "0x" + raw[::-1].hex()  # little-endian bytes, most significant first
+
+
+# the names of a kernel call's inputs, in argument order (nvfp4 adds the global scale)
+_INPUT_NAMES = ("x", "global_scale")
+
+
+def _input_hex(args: tuple[Any, ...], i: int) -> str:
+    """The inputs behind output word ``i`` as hex: ``x``'s word ``i`` in its own dtype.
+
+    From the harness's own copy of the arguments, never the kernel's. One input:
+    the bare hex (``0xc02ad8f1``, a bfloat16 ``0xc02b``); with a global scale
+    (nvfp4) each input by name: ``x=0xc02ad8f1 global_scale=0x40400000``.
+    """
+    x = _word_hex(args[0], i)
+    if len(args) == 1:
+        return x
+    rest = (f"{n}={_word_hex(a, 0)}" for n, a in zip(_INPUT_NAMES[1:], args[1:], strict=True))
+    return " ".join((f"x={x}", *rest))
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ def _failure(result: GateResult, case: CaseResult) -> str:
     ]
     for o in result.first_offenders:
         if o.case == case.name:
-            lines.append(f"{o.word_class} word {o.index} x={o.input_hex} got {o.got} want {o.want}")
+            lines.append(f"{o.word_class} {o.where()} got {o.got} want {o.want}")
     return "\n".join(lines)
 
 

@@ -50,7 +50,14 @@ class MutantVerdict(enum.Enum):
 
 @dataclass(frozen=True)
 class Offender:
-    """One disagreeing word: where it sat and what each side emitted."""
+    """One disagreeing word: where it sat and what each side emitted.
+
+    ``input_hex`` is the input word's bit pattern in hex, in the input's own
+    width (``0xc02ad8f1`` a float32, ``0xc02b`` a bfloat16); a kernel call
+    with several inputs names each (GQ nvfp4: ``x=0x... global_scale=0x...``).
+    An offender that is no input word names its output position instead
+    (``out[i,j]`` for G3 and GF, ``scale[j]`` for a GQ scale).
+    """
 
     case: str
     word_class: str
@@ -58,6 +65,13 @@ class Offender:
     input_hex: str
     got: str
     want: str
+
+    def where(self) -> str:
+        """How a report line names it: ``word I x=HEX``, or its output position alone."""
+        if self.input_hex.endswith("]"):
+            return self.input_hex
+        named = "=" in self.input_hex
+        return f"word {self.index} {self.input_hex if named else 'x=' + self.input_hex}"
 
 
 @dataclass(frozen=True)
@@ -88,7 +102,7 @@ class GateResult:
     ``measured`` holds the named values a gate observes beside its verdict
     (G2, G2h: what NaN patterns became, the device's compute capability; GF:
     the chain, the recipe, the first failing step, the steps checked and the
-    standalone-vs-recipe byte difference; docs/manual.md "Fused chains").
+    standalone-vs-recipe byte difference; docs/gates/gf.md).
     ``scheme`` and ``rule`` name what GQ checked; None for the other gates.
     ``fp_env_changed`` says what a kernel run in its own process left changed in
     the floating-point environment (``""``: nothing, or not measured).

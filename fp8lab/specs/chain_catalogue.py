@@ -64,7 +64,7 @@ def _vllm_cuda_rms() -> Chain:
 
 
 def _vllm_native_rms(f32_weight: bool) -> Chain:
-    src = "vLLM layernorm.py RMSNorm.forward_static + QuantFP8 static (schemes §4.1)"
+    src = "vLLM layernorm.py RMSNorm.forward_static + QuantFP8 static"
     weight_in = ("f32", "bf16") if f32_weight else ("bf16", "bf16")
     steps = (
         *_rms_head(_F32, src),

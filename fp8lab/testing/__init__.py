@@ -38,9 +38,7 @@ def _message(result: GateResult) -> str:
     if result.reason:
         lines.append(f"reason: {result.reason}")
     for o in result.first_offenders[:8]:
-        lines.append(
-            f"  {o.case} {o.word_class} word {o.index} x={o.input_hex} got {o.got} want {o.want}"
-        )
+        lines.append(f"  {o.case} {o.word_class} {o.where()} got {o.got} want {o.want}")
     return "\n".join(lines)
 
 

@@ -1,4 +1,4 @@
-"""``fp8lab --version`` (issue 13 §4)."""
+"""``fp8lab --version``."""
 
 from __future__ import annotations
 

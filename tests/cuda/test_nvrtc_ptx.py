@@ -1,4 +1,4 @@
-"""Issue 11 item 3: without a device, NVRTC from PyPI compiles the device source to PTX.
+"""Without a device, NVRTC from PyPI compiles the device source to PTX.
 
 For sm_89 and later the PTX must hold the conversion the device runs,
 ``cvt.rn.satfinite.e4m3x2.f32``; below sm_89 the source refuses to compile.

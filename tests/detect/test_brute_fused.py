@@ -1,4 +1,4 @@
-"""The fused brute-force loop equals its numpy twin bit for bit (issue 13 §2)."""
+"""The fused brute-force loop equals its numpy twin bit for bit."""
 
 from __future__ import annotations
 

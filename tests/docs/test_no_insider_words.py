@@ -1,8 +1,10 @@
 """What users read cites no issue numbers, no notes outside the repository and no machine paths.
 
 Scanned: README.md, the package (docstrings, comments, help text, data), the
-notebooks, the examples and scripts. ``docs/manual.md`` is the long manual
-carried over whole; it is left out here until it is split into pages.
+notebooks, the examples and scripts, the Makefile, pyproject.toml, the CI
+script and the tests (all but this file, which holds the examples the scan must
+catch). ``docs/manual.md`` is the long manual carried over whole; it is left out
+here until it is split into pages.
 """
 
 from __future__ import annotations
@@ -16,8 +18,19 @@ ROOT = Path(__file__).resolve().parents[2]
 INSIDER = re.compile(
     r"[Ii]ssue \d+|fp8-facts|schemes-and-order|\.\./shared/|/work/main|/root/|/home/[a-z]"
 )
-SCANNED = ("README.md", "fp8lab", "notebooks", "examples", "scripts")
+SCANNED = (
+    "README.md",
+    "fp8lab",
+    "notebooks",
+    "examples",
+    "scripts",
+    "Makefile",
+    "pyproject.toml",
+    ".ci",
+    "tests",
+)
 SUFFIXES = {".py", ".ipynb", ".md", ".toml", ".h", ".cu", ".cuh", ".cpp", ".css", ""}
+SKIPPED = {Path(__file__).resolve()}  # this file: it holds the examples the scan must catch
 
 
 def _files() -> list[Path]:
@@ -29,7 +42,9 @@ def _files() -> list[Path]:
             continue
         for p in sorted(path.rglob("*")):
             parts = p.relative_to(ROOT).parts  # notebooks/runs: interactive output, not shipped
-            if p.is_file() and p.suffix in SUFFIXES and not {"__pycache__", "runs"} & set(parts):
+            if p.resolve() in SKIPPED or not p.is_file() or p.suffix not in SUFFIXES:
+                continue
+            if not {"__pycache__", "runs"} & set(parts):
                 found.append(p)
     return found
 

@@ -98,7 +98,7 @@ def reader_problems(measured: dict[str, Any]) -> list[str]:
 
 
 def layout_problems(measured: dict[str, Any], *, long_tables: bool) -> list[str]:
-    """What is wrong with a report's layout (issue 13 §3): the summary first, long tables folded.
+    """What is wrong with a report's layout: the summary first, long tables folded.
 
     The report must have exactly one summary, starting within the first
     window height, and (when it has ``long_tables``) at least one fold, closed.

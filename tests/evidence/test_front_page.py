@@ -1,4 +1,4 @@
-"""The evidence front page (results/index.html) and standalone reports (issue 13 §3)."""
+"""The evidence front page (results/index.html) and standalone reports."""
 
 from __future__ import annotations
 

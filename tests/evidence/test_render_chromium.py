@@ -1,4 +1,4 @@
-"""The front page and the reports, rendered in headless Chromium at desktop width (issue 13 §3).
+"""The front page and the reports, rendered in headless Chromium at desktop width.
 
 Each page must show every image, no raw JSON dump and no horizontal
 overflow, and a report must open with its summary, within the first window

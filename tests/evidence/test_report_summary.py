@@ -1,4 +1,4 @@
-"""Every report opens with its summary; long tables are folded; numbers read well (issue 13 §3)."""
+"""Every report opens with its summary; long tables are folded; numbers read well."""
 
 from __future__ import annotations
 

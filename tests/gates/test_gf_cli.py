@@ -1,4 +1,4 @@
-"""``fp8lab gates --gate GF``: the fixed names, exit statuses and usage errors (issue 15 §3)."""
+"""``fp8lab gates --gate GF``: the fixed names, exit statuses and usage errors."""
 
 from __future__ import annotations
 

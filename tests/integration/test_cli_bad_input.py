@@ -1,5 +1,5 @@
-"""Issue 10 items 5, 6, 8: every subcommand refuses bad input with one line and
-exit status 2, before any work starts; ``--json -`` keeps stdout pure JSON."""
+"""Every subcommand refuses bad input with one line and exit status 2, before any
+work starts; ``--json -`` keeps stdout pure JSON."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``--kernel MODULE:OBJ`` takes protocol objects as well as functions (issue 9 item 10)."""
+"""``--kernel MODULE:OBJ`` takes protocol objects as well as functions."""
 
 from __future__ import annotations
 

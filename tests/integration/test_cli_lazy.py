@@ -1,4 +1,4 @@
-"""The command line imports only the subcommand it runs (issue 13 §2: --help is cheap).
+"""The command line imports only the subcommand it runs, so --help is cheap.
 
 A test plants nothing here: it checks the registry that makes laziness possible
 against each module's own registration, so a renamed subcommand or a changed

@@ -1,4 +1,4 @@
-"""One flag vocabulary, help on every option, no raw RST in --help (issue 9 item 11)."""
+"""One flag vocabulary, help on every option, no raw RST in --help."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The evidence runner and its records go red on bad input and never lie (issues 9.8, 10.4/9/15).
+"""The evidence runner and its records go red on bad input and never lie.
 
 Most tests replace ``run_notebook`` with a recorder, so they take milliseconds;
 the two that execute use tiny notebooks written into ``tmp_path``.

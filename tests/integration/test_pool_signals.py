@@ -1,4 +1,4 @@
-"""Issue 10 item 2: SIGINT or SIGTERM to a pool command's parent alone ends its workers too.
+"""SIGINT or SIGTERM to a pool command's parent alone ends its workers too.
 
 Real subprocesses and real signals: ``fp8lab exhaustive`` with a user encoder
 made for the test (it records its worker's pid and sleeps), and ``fp8lab

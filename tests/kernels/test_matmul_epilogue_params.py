@@ -1,4 +1,4 @@
-"""The epilogue's intermediate rounding and the swap cut as spec parameters (issue 14 item 3)."""
+"""The epilogue's intermediate rounding and the swap cut as spec parameters."""
 
 from __future__ import annotations
 

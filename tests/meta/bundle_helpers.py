@@ -12,7 +12,7 @@ from fp8lab.kernels.sources.shared_abi import ABI_HEADER
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNER = ROOT / "examples" / "bundle_runner" / "run_bundle.cpp"
-# The example kernel each gate's runner is linked with (issue 11 item 1).
+# The example kernel each gate's runner is linked with.
 KERNEL_SOURCES = {
     "G1": ROOT / "examples" / "kernels" / "vllm_cpp_quant.cpp",
     "G3": ROOT / "examples" / "kernels" / "vllm_cpp_gemm.cpp",

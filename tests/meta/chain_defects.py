@@ -50,12 +50,12 @@ def _native(bf16_variance: bool = False, f32_weight: bool = False) -> Any:
         if residual is not None:
             t["add_residual"] = z = (z + residual.astype(F32)).astype(F32)
             t["residual_out"] = z.astype(BF16)
-        zv = z.astype(BF16).astype(F32) if bf16_variance else z  # issue #52104
+        zv = z.astype(BF16).astype(F32) if bf16_variance else z  # vLLM issue #52104
         t["square_reduce"] = var = sumsq_sequential(zv)
         t["mean_eps"] = m = (var / F32(z.shape[-1]) + F32(eps)).astype(F32)
         t["rsqrt"] = r = rsqrt_f64(m)
         n = (z * r[..., None]).astype(F32)
-        t["normalize"] = n if f32_weight else (n := n.astype(BF16).astype(F32))  # issue #49616
+        t["normalize"] = n if f32_weight else (n := n.astype(BF16).astype(F32))  # vLLM issue #49616
         t["weight"] = out = (n * w.astype(F32)).astype(BF16)
         return quant_static(out, scale)
 

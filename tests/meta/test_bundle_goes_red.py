@@ -1,4 +1,4 @@
-"""Issue 11 section 2: dumped outputs. The whole loop (export, the C++ reference runner,
+"""Dumped outputs. The whole loop (export, the C++ reference runner,
 ``gates --outputs``) passes a correct kernel, and every planted defect in the files FAILs
 naming the case, or is refused (exit 2) when the bundle is not this version's."""
 

@@ -1,4 +1,4 @@
-"""The Chromium probe names each defect a reader would see (STYLE principle 5)."""
+"""The Chromium probe names each defect a reader would see."""
 
 from __future__ import annotations
 

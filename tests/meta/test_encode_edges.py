@@ -1,5 +1,5 @@
-"""Issue 10 items 11 and 13: encode validates ``engine`` everywhere, keeps 0-d
-shapes, and encodes float64 in blocks so memory stays bounded."""
+"""Encode validates ``engine`` everywhere, keeps 0-d shapes, and encodes float64
+in blocks so memory stays bounded."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The re-check of justified source mutants rejects every mutant a gate kills (issue 9, item 1).
+"""The re-check of justified source mutants rejects every mutant a gate kills.
 
 Each source mutant that G1 or G3 kills is presented as if someone had
 justified it as equivalent; the re-check must reject every one of them.

@@ -1,4 +1,4 @@
-"""--check goes red on evidence that is stale or unbacked (issue 9 item 8, issue 10 item 10).
+"""--check goes red on evidence that is stale or unbacked.
 
 Runs are filed with ``EvidenceRun`` directly (no papermill), so these tests take
 milliseconds; the notebooks are tiny ones written into ``tmp_path``.

@@ -1,4 +1,4 @@
-"""Issue 10 item 13: exact_acc works over K in blocks, so its memory does not grow with K."""
+"""exact_acc works over K in blocks, so its memory does not grow with K."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The front-page checks go red on a planted defect (issue 13 §3; STYLE principle 5).
+"""The front-page checks go red on a planted defect.
 
 Each test plants one defect in the renderer or the report template and shows
 that the check the real page passes (``page_problems``, ``remote_loads``)

@@ -1,4 +1,4 @@
-"""G1 hands the kernel private read-only inputs and owns every expectation (issue 9 item 3)."""
+"""G1 hands the kernel private read-only inputs and owns every expectation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""G1's NaN policy: one of a closed set of names, recorded and printed (issue 9 item 4)."""
+"""G1's NaN policy: one of a closed set of names, recorded and printed."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from tests.meta import cli_kernels
 
 pytestmark = pytest.mark.process
 
-# Transcribed from the sources each policy cites (fp8-facts §2, §3, §4; schemes-and-order §1):
+# Transcribed from the sources each policy cites (named on each line):
 # (code for +NaN input, code for -NaN input).
 POLICY_CODES = {
     "canonical": (0x7F, 0x7F),  # vllm.cpp F32ToFp8 step 1: NaN -> 0x7F, sign dropped

@@ -1,4 +1,4 @@
-"""G1's shard case goes red when the per-shard collapse is wrong (issue 9, item 7).
+"""G1's shard case goes red when the per-shard collapse is wrong.
 
 The kernel under test is handed the shard scales and collapses them itself;
 the gate's reference takes the max on its own, so a regression planted in

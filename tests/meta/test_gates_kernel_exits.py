@@ -1,4 +1,4 @@
-"""Issue 10 item 3: a foreign kernel cannot make ``fp8lab gates`` exit 0 (or 3).
+"""A foreign kernel cannot make ``fp8lab gates`` exit 0 (or 3).
 
 Each kernel below ends its process or raises ``SystemExit``, during the call or
 while its module is imported. ``fp8lab gates`` runs in a real process; it must

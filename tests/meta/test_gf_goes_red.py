@@ -1,4 +1,4 @@
-"""GF goes red on every planted chain defect, and on kernels that cheat (issue 15 §3, §5)."""
+"""GF goes red on every planted chain defect, and on kernels that cheat."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 12 §3 (last item): GQ bundles. ``fp8lab export --gate GQ`` writes the calls GQ
+"""GQ bundles. ``fp8lab export --gate GQ`` writes the calls GQ
 makes for one scheme and rule; a runner elsewhere writes ``codes`` and ``scales``;
 ``fp8lab gates --gate GQ --outputs DIR`` checks them bitwise against the rule's reference.
 

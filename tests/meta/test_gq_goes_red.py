@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import re
 
 import numpy as np
 import pytest
 
+from fp8lab.cli.gates_table import format_table
 from fp8lab.gates import GateStatus, run_gq
-from fp8lab.gates.gq import _verdict
+from fp8lab.gates.gq import _verdict, gq_calls
 from fp8lab.kernels.scheme import scheme_quant
 from fp8lab.specs.nvfp4_rules import NVFP4_RULES, Nvfp4Order
 from fp8lab.specs.scale_rules import RULES, Apply, Clamp, Pow2
 
-# rule -> (scheme, planted defect), the bug classes of issue 12 §5
+# rule -> (scheme, planted defect): one scale-rule bug class each
 PLANTED = {
     "vllm-per-tensor": ("per-tensor", {"clamp": Clamp.MAX_THEN_MIN}),
     "vllm-per-token": ("per-token", {"min_scale": None}),
@@ -44,6 +47,42 @@ def test_one_flipped_scale_byte_fails() -> None:
     result = run_gq(kernel, scheme="mxfp8", rule="rceil", input_dtypes=["float32"])
     assert result.status is GateStatus.FAIL
     assert result.mismatches == result.cases  # one scale word per case
+    # a scale offender is no input word: it is named by its position, also in the table
+    assert {o.input_hex for o in result.first_offenders} == {"scale[0]"}
+    table = format_table([result])
+    assert " scale[0] got 0x" in table and "x=scale[" not in table
+
+
+# an input word's bits in hex, in its dtype's own width
+INPUT_HEX = {"float32": re.compile(r"0x[0-9a-f]{8}"), "bfloat16": re.compile(r"0x[0-9a-f]{4}")}
+
+
+def test_an_offender_gives_its_input_word_in_hex() -> None:
+    """input_hex in the JSON record is the input word's bit pattern, in its own dtype's width."""
+    scheme, rule = "per-token", "vllm-native-per-token"
+    calls = {c.name: c for c in gq_calls(scheme, rule)}
+    result = run_gq(
+        lambda x: scheme_quant(x, "vllm-per-token"), scheme=scheme, rule=rule, max_offenders=10**6
+    )
+    assert result.status is GateStatus.FAIL
+    offenders = json.loads(json.dumps(result.to_dict()))["first_offenders"]
+    words = [o for o in offenders if not o["input_hex"].startswith("scale[")]
+    for o in words:
+        dtype = o["case"].rsplit("/", 1)[1]
+        assert INPUT_HEX[dtype].fullmatch(o["input_hex"]), o
+        x = calls[o["case"]].args[0].reshape(-1)
+        bits = x[o["index"] : o["index"] + 1].view(f"uint{8 * x.itemsize}")[0]
+        assert int(o["input_hex"], 16) == int(bits), o
+    assert {o["case"].rsplit("/", 1)[1] for o in words} == {"float32", "bfloat16"}
+    assert all(re.fullmatch(r"scale\[\d+\]", o["input_hex"]) for o in offenders if o not in words)
+    bf16 = run_gq(
+        lambda x: scheme_quant(x, "vllm-per-token"),
+        scheme=scheme,
+        rule=rule,
+        input_dtypes=["bfloat16"],
+    )
+    table = format_table([bf16])  # the table prints what the record holds
+    assert re.search(r"/bfloat16 \S+ word \d+ x=0x[0-9a-f]{4} got 0x", table), table
 
 
 def test_writing_into_the_input_changes_no_verdict() -> None:

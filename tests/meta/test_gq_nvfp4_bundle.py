@@ -1,4 +1,4 @@
-"""Issue 12 §3: the GQ bundle loop with a real NVFP4 kernel in C++.
+"""The GQ bundle loop with a real NVFP4 kernel in C++.
 
 ``fp8lab export --gate GQ --scheme nvfp4 --rule te-nvfp4-divide`` writes the
 calls; ``examples/bundle_runner/run_bundle.cpp`` linked with

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -98,8 +99,18 @@ def test_a_planted_defect_fails_gq(defect: str, where: set[str]) -> None:
     assert result.first_offenders
 
 
+def test_an_element_offender_gives_each_input_in_hex() -> None:
+    """An nvfp4 call has two inputs: input_hex names each, x's word and the global scale."""
+    result = run_gq(
+        nvfp4_kernel("element-divide"), scheme="nvfp4", rule=RULE, input_dtypes=["bfloat16"]
+    )
+    assert result.status is GateStatus.FAIL and result.first_offenders
+    for o in result.first_offenders:
+        assert re.fullmatch(r"x=0x[0-9a-f]{4} global_scale=0x[0-9a-f]{8}", o.input_hex), o
+
+
 def test_only_the_designed_case_catches_the_other_te_block_formula() -> None:
-    # amax/6*S and amax*(1/6)*S split on 15 amax patterns (issue 12 §4): the
+    # amax/6*S and amax*(1/6)*S split on 15 amax patterns: the
     # nvfp4-formula-split tensors hold each at S_enc = 1; no other case has one.
     result = run_gq(
         nvfp4_kernel("block-reciprocal"), scheme="nvfp4", rule=RULE, input_dtypes=["float32"]

@@ -1,4 +1,4 @@
-"""Issue 12 §3: GQ checks a real NVFP4 library through ``fp8lab_nvfp4_quant``.
+"""GQ checks a real NVFP4 library through ``fp8lab_nvfp4_quant``.
 
 ``examples/kernels/nvfp4_quant.cpp`` (a C++ port of TransformerEngine's rowwise
 NVFP4 cast, one symbol per rule of :mod:`fp8lab.specs.nvfp4_rules`) is built

@@ -1,4 +1,4 @@
-"""Issue 12 §3 (last item): GQ checks shared-library kernels through the C ABI.
+"""GQ checks shared-library kernels through the C ABI.
 
 ``examples/kernels/scheme_quant.cpp`` is built by g++ once per module, correct
 and with each planted defect switched on by ``-D``. GQ passes the correct

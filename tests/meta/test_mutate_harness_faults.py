@@ -1,4 +1,4 @@
-"""The mutation harness under hostile mutants (issue 9 item 3, issue 10 item 7, for ``mutate``).
+"""The mutation harness (``mutate``) under hostile mutants.
 
 A mutant that writes into its input cannot change a verdict: the gates hand
 it private read-only copies. A mutant that raises or exits is KILLED with the

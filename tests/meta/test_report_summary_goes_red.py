@@ -1,4 +1,4 @@
-"""The report-summary and expected-FAIL checks go red on a planted defect (STYLE principle 5)."""
+"""The report-summary and expected-FAIL checks go red on a planted defect."""
 
 from __future__ import annotations
 

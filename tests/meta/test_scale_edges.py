@@ -1,5 +1,5 @@
-"""Issue 10 item 12: validate_scale takes every exact real, checks the range on the
-user's value (not its float32 rounding), and records when float32 rounding changed it."""
+"""validate_scale takes every exact real, checks the range on the user's value (not
+its float32 rounding), and records when float32 rounding changed it."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Planted defects make the scheme comparison go red: one per rule family, and in the decoder.
 
 Each defect is the port run under a rule with one field changed (the bug
-classes of issue 12 §5) or with torchao's e8m0 reciprocal decoding byte 0 as
+classes GQ is built to catch) or with torchao's e8m0 reciprocal decoding byte 0 as
 zero, compared against the reference of the true rule on the seeded
 populations. A comparison that stays green here would not be a check.
 """

@@ -1,4 +1,4 @@
-"""Issue 11 item 1: kernels in shared libraries, through the C ABI.
+"""Kernels in shared libraries, through the C ABI.
 
 The examples in ``examples/kernels/`` are built by g++ here, correct and with
 each planted defect switched on by ``-D``. G1 and G3 pass the correct ones and

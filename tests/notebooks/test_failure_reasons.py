@@ -1,4 +1,4 @@
-"""Issue 10 item 14: a failed notebook names the cell as the user numbers it, its line, and why.
+"""A failed notebook names the cell as the user numbers it, its line, and why.
 
 And a failed run gets a report.html like a complete one.
 """

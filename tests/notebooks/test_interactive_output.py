@@ -1,4 +1,4 @@
-"""An interactive notebook run says where it writes (issue 13 §4)."""
+"""An interactive notebook run says where it writes."""
 
 from __future__ import annotations
 

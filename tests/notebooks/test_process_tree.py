@@ -1,4 +1,4 @@
-"""Issue 10 items 1 and 2: a timeout or a signal ends the whole notebook tree and files the run.
+"""A timeout or a signal ends the whole notebook tree and files the run.
 
 Real subprocesses and real signals, on a tiny notebook whose kernel starts a
 spawn worker pool (the shape that used to hang ``--timeout``: the workers

@@ -1,4 +1,4 @@
-"""Each committed notebook ends with its report-summary cell, filled from its records (issue 13 §3).
+"""Each committed notebook ends with its report-summary cell, filled from its records.
 
 The report renderer moves that cell to the top. Its verdicts and key numbers
 must be computed, never typed: no value of ``verdicts=`` or ``numbers=`` is a

@@ -1,4 +1,4 @@
-"""Whether a figure's tick labels overlap, measured on the drawn figure (issue 13 §3)."""
+"""Whether a figure's tick labels overlap, measured on the drawn figure."""
 
 from __future__ import annotations
 

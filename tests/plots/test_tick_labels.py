@@ -1,4 +1,4 @@
-"""The atlas figures' tick labels do not overlap (issue 13 §3)."""
+"""The atlas figures' tick labels do not overlap."""
 
 from __future__ import annotations
 

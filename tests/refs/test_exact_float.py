@@ -1,4 +1,4 @@
-"""The exact rounding helpers and correctly rounded elementary functions (issue 15 §2).
+"""The exact rounding helpers and correctly rounded elementary functions.
 
 Each correctly rounded result is proved against an independent algorithm:
 ``decimal`` at 60 digits (its ``sqrt`` and ``exp`` are correctly rounded in

@@ -1,4 +1,4 @@
-"""Recipes as data, and every production-style port passes GF against its recipe (issue 15)."""
+"""Recipes as data, and every production-style port passes GF against its recipe."""
 
 from __future__ import annotations
 
@@ -43,10 +43,10 @@ def test_the_open_vllm_divergences_are_declared() -> None:
     cuda = RECIPES["vllm-cuda-fused-add-rmsnorm-static-fp8"]
     native = RECIPES["vllm-native-rmsnorm-fp8"]
     f32w = RECIPES["vllm-native-rmsnorm-f32-weight-fp8"]
-    # issue #52104: the CUDA kernel rounds the residual sum to bf16 before the variance
+    # vLLM issue #52104: the CUDA kernel rounds the residual sum to bf16 before the variance
     assert cuda.step("add_residual").rounds == ("f32", "bf16")  # type: ignore[union-attr]
     assert native.step("add_residual").rounds == ("f32",)  # type: ignore[union-attr]
-    # issue #49616: round x*r to bf16 before the weight, or keep it in float32
+    # vLLM issue #49616: round x*r to bf16 before the weight, or keep it in float32
     assert native.step("normalize").rounds == ("f32", "bf16")  # type: ignore[union-attr]
     assert f32w.step("normalize").rounds == ("f32",)  # type: ignore[union-attr]
 

@@ -1,4 +1,4 @@
-"""Divergence counts between recipes (issue 15 §4) and ``fp8lab chains``."""
+"""Divergence counts between recipes and ``fp8lab chains``."""
 
 from __future__ import annotations
 

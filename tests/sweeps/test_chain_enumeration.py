@@ -1,4 +1,4 @@
-"""The silu-mul enumeration (issue 15 §4) against brute ``reference_chain`` evaluation.
+"""The silu-mul enumeration against brute ``reference_chain`` evaluation.
 
 Rows of gates are checked for all 65,536 ``u`` against the reference on a
 seeded subset (NaN, inf, zero, subnormal and the fast-exp gates included);
