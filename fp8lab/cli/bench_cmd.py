@@ -20,7 +20,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "bench",
         help="encoder throughput, single-threaded, as ratios",
-        description="Exit status: 0 done, 1 the --brute engines disagree, 2 usage error.",
     )
     p.add_argument(
         "-n",

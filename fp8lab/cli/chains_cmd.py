@@ -22,7 +22,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "chains",
         help="list fused-chain recipes, or count where two recipes differ",
-        description="Exit status: 0 done, 2 usage error.",
     )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument(

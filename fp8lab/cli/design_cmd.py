@@ -21,9 +21,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "design",
         help="choose scales and the fewest words that kill a mutant kernel",
-        description="Exit status: 0 written and checked, 1 a check failed, 2 usage error, "
-        f"{KERNEL_ERROR_EXIT} kernel-error (a kernel raised, exited, timed out or returned no "
-        "uint8 codes of x's shape).",
     )
     p.add_argument("--scales", required=True, help="candidate scales, comma-separated")
     p.add_argument("--margin", type=positive_int_arg, default=3, help="failing words per scale (k)")

@@ -71,8 +71,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "detect",
         help="find every float32 input where two kernels differ at given scales",
-        description="Exit status: 0 done (with --method check: enumeration equals brute "
-        "force at every scale), 1 a check that differs, 2 usage error.",
     )
     p.add_argument("--scales", required=True, help="comma-separated scales, e.g. 0.0092,0.13")
     p.add_argument(

@@ -30,10 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "evidence",
         help="run notebooks with papermill and file the evidence",
         description="Runs every selected notebook, even after one fails; a failed run "
-        "is named with its folder under the results root. Exit status: 0 every run "
-        "complete (with --check: every line fresh), 1 a run failed (with --check: a "
-        "newest attempt at the current inputs failed, or a run is stale, missing, "
-        "non-default or corrupt), 2 usage error (nothing runs).",
+        "is named with its folder under the results root.",
     )
     p.add_argument(
         "names",

@@ -23,11 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "exhaustive",
         help="compare two encoders over all 2**32 inputs",
-        description="Exit status: 0 no mismatch (NaN-code disagreements only where a "
-        "built-in oracle's fixed NaN policy differs from --nan), 1 mismatches, 2 usage error, "
-        f"{KERNEL_ERROR_EXIT} kernel-error (an encoder raised, exited, returned no uint8 codes "
-        "of the input's shape, timed out, or a worker died). A MODULE:FUNC encoder runs in a "
-        "process of its own; fp8lab never imports it.",
+        description="A MODULE:FUNC encoder runs in a process of its own; fp8lab never imports it.",
     )
     p.add_argument(
         "a",

@@ -19,8 +19,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="write a gate's inputs as a bundle (fp8lab.bundle/1)",
         description="Writes DIR/bundle.json, DIR/bundle.txt and DIR/inputs/; your runner "
         "writes DIR/outputs/; 'fp8lab gates --gate G --outputs DIR' checks them (GQ: "
-        "--scheme S --rule R on both commands). "
-        "Exit status: 0 written, 2 usage error (an existing non-empty DIR is refused).",
+        "--scheme S --rule R on both commands).",
     )
     p.add_argument(
         "--gate",

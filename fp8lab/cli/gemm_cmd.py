@@ -17,8 +17,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "gemm-bench",
         help="GEMM reference and model timings as ratios to np.matmul, one run",
-        description="By default runs in a child process with one BLAS and numba thread. "
-        "Exit status: 0 done, 2 usage error.",
+        description="By default runs in a child process with one BLAS and numba thread.",
     )
     p.add_argument(
         "-m", "--m", dest="m", type=positive_int_arg, default=1024, help="rows of A (default 1024)"

@@ -21,8 +21,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "mutate",
         help="run mutants against the gates; report kill margins",
-        description="Exit status: 0 every catalogue mutant killed with a margin "
-        ">= threshold and no unjustified source survivor, 1 otherwise, 2 usage.",
     )
     p.add_argument("--catalogue", action="store_true", help="the mutant catalogue (default)")
     p.add_argument("--source", action="store_true", help="AST mutants of the kernel modules")

@@ -19,9 +19,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "prove",
         help="run gates and exhaustive proofs; file the evidence",
-        description="Exit status: 0 complete and every gate passed, 1 a gate or proof "
-        "failed (the run is filed under failed/), 2 usage error, 3 complete but a gate "
-        "is PENDING (listed as owed, never as passed). With --stop below 2**32 the run "
+        description="A failed run is filed under failed/; with --stop below 2**32 the run "
         "is filed as partial under partial/. Either way results/index.* are rewritten.",
     )
     p.add_argument("--results", default="results", help="results root (default: results)")

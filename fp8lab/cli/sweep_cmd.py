@@ -20,7 +20,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "sweep",
         help="count divide-vs-reciprocal exposure at many scales",
-        description="Exit status: 0 done, 2 usage error.",
     )
     p.add_argument("--scales", help="comma-separated scales (default: log-spaced grid)")
     p.add_argument(
