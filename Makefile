@@ -23,7 +23,7 @@ $(STAMP): constraints.txt pyproject.toml
 TEST_WORKERS ?= auto
 XDIST := -n $(TEST_WORKERS) --dist loadscope
 
-test: $(STAMP)
+test: $(STAMP) $(TORCH_STAMP)
 	$(BIN)/python -m pytest $(XDIST) $(ARGS)
 
 # The edit loop: every test but the slow ones, those that start processes (CLI runs, gate
@@ -34,12 +34,14 @@ FAST_ARGS := -m "not slow and not process and not notebook"
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest $(XDIST) $(FAST_ARGS) $(ARGS)
 
-# The optional torch extra (accumulation_order's torch rows, issue 14). Where the pinned torch
-# cannot be installed the notebook says torch is absent in its table; the run goes on.
+# The optional torch and triton extras (accumulation_order's torch rows; Triton kernels on the
+# CPU: the triton_interpreter notebook and their tests). Where the pinned wheels cannot be
+# installed the torch rows say torch is absent, the torch and Triton tests skip, and the
+# triton_interpreter notebook fails naming the missing extra.
 $(TORCH_STAMP): $(STAMP)
 	if $(BIN)/pip install --quiet --disable-pip-version-check --no-build-isolation \
-		-c constraints.txt -e '.[test,dev,torch]'; then touch $(TORCH_STAMP); \
-	else echo "make evidence: torch could not be installed; its notebook rows will say torch is absent"; fi
+		-c constraints.txt -e '.[test,dev,torch,triton]'; then touch $(TORCH_STAMP); \
+	else echo "make: torch or triton could not be installed; their rows and tests say so"; fi
 
 # The notebook-free proofs (the default plan, then the MX plan), then every notebook
 # (codec_atlas shows the fresh proofs run's records instead of proving them twice); all
@@ -62,8 +64,8 @@ lab: $(LAB_STAMP)
 	$(BIN)/jupyter lab notebooks $(LAB_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check fp8lab tests
-	$(BIN)/ruff format --check fp8lab tests
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
 check: lint test

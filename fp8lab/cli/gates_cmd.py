@@ -34,9 +34,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "gates",
         help="run gates against a kernel",
-        description="Exit status: 0 all passed, 1 any FAIL (a --kernel that exits, "
-        "is killed or raises is a FAIL of its gate), 2 usage error, "
-        "3 nothing failed but a gate is PENDING. A --kernel runs in a child process.",
+        description="A --kernel runs in a child process: one that exits, is killed or "
+        "raises is a FAIL of its gate.",
     )
     p.add_argument(
         "--gate",
@@ -78,18 +77,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_isolation_arguments(p)
     p.add_argument(
         "--arrays",
-        choices=("numpy", "torch"),
+        choices=("numpy", "torch", "triton"),
         default=None,
         help="what your kernel takes and returns: numpy arrays, or torch tensors (float32 or "
-        "bfloat16 in; a float8 tensor or uint8 codes back; needs torch). Default: the "
-        "kernel's own arrays attribute, else numpy",
+        "bfloat16 in; a float8 tensor or uint8 codes back; needs torch); triton: torch "
+        "tensors, and on the CPU your @triton.jit kernels run in Triton's interpreter with "
+        "the GPU's float8 rounding (needs triton). Default: the kernel's own arrays "
+        "attribute, else numpy",
     )
     p.add_argument(
         "--device",
         choices=("cpu", "cuda"),
         default="cpu",
-        help="with --arrays torch: the device the tensors are on (default cpu; cuda needs "
-        "a CUDA device torch can see)",
+        help="with --arrays torch or triton: the device the tensors are on (default cpu; "
+        "cuda needs a CUDA device torch can see, and runs Triton kernels compiled)",
     )
     p.add_argument(
         "--nan-policy",

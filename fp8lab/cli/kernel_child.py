@@ -66,7 +66,7 @@ def _arrays_of(kernel: Any) -> Any:
 
 
 def _with_arrays(kernel: Any, request: dict[str, Any]) -> Any:
-    """``kernel`` behind :class:`TorchArrays` if ``--arrays`` or the kernel asks for torch.
+    """``kernel`` behind :class:`TorchArrays` if ``--arrays`` or the kernel asks for torch/triton.
 
     Raises:
         CliError: for an unknown ``arrays``, a missing torch or an absent device.
@@ -78,10 +78,31 @@ def _with_arrays(kernel: Any, request: dict[str, Any]) -> Any:
         raise CliError(f"--kernel: arrays = {declared!r:.40}; one of {', '.join(ARRAYS)}")
     if stated is not None and declared is not None and stated != declared:
         raise CliError(f"--arrays {stated} contradicts the kernel's arrays = {declared!r}")
+    if declared == "triton" and stated is None:
+        raise CliError(
+            "the kernel's arrays = 'triton' needs --arrays triton: Triton's interpreter is "
+            "chosen before the kernel's module is imported"
+        )
     if (stated or declared or "numpy") == "numpy":
         return kernel
     try:
         return TorchArrays(kernel, str(request.get("device") or "cpu"))
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _prepare_arrays(request: dict[str, Any]) -> None:
+    """Before the kernel's module is imported: Triton's interpreter for ``--arrays triton`` on CPU.
+
+    Raises:
+        CliError: if triton is missing.
+    """
+    if request.get("arrays") != "triton":
+        return
+    from fp8lab.kernels.sources.triton_interp import prepare_interpreter
+
+    try:
+        prepare_interpreter(str(request.get("device") or "cpu"))
     except ValueError as exc:
         raise CliError(str(exc)) from None
 
@@ -91,6 +112,7 @@ def _load(request: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
 
     before = read_fp_env()
     try:
+        _prepare_arrays(request)
         kernel = load_foreign_kernel(
             request["kind"],
             request["source"],

@@ -19,7 +19,7 @@ import numpy as np
 
 __all__ = ["ARRAYS", "DEVICES", "TorchArrays", "from_torch", "to_torch"]
 
-ARRAYS = ("numpy", "torch")
+ARRAYS = ("numpy", "torch", "triton")  # triton: torch tensors, Triton's interpreter on CPU
 DEVICES = ("cpu", "cuda")
 
 

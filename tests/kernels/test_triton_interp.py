@@ -1,0 +1,93 @@
+"""Triton kernels on the CPU: the interpreter's float8 conversion replaced by the hardware's.
+
+The replaced conversion equals the scan reference on every pattern of two
+binades and every special value; the stock one does not (the meta test: it
+drops the carry out of the significand, 1.9375 -> 1.0). A vLLM-style Triton
+per-token-group kernel passes GQ from the command line with ``--arrays
+triton`` and its reciprocal twin fails; without triton, ``--arrays triton``
+is one line and status 2. The 2^32 proofs are the ``triton_interpreter``
+notebook's.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fp8lab.codecs import encode
+from fp8lab.studies.triton_interp import INTERPRETER_PROOFS, interpreter_proofs
+from fp8lab.sweeps.range_run import RangeRun
+
+pytest.importorskip("triton", reason="triton is not installed (optional: the triton extra)")
+pytest.importorskip("torch", reason="torch is not installed (optional: the triton extra)")
+
+from fp8lab.kernels.sources import triton_interp
+
+pytestmark = pytest.mark.process
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "triton"
+SPECIALS = np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 448.0, 464.0, 465.0, 1e30])
+
+
+@pytest.mark.parametrize(("fmt", "name"), [("e4m3fn", "e4m3fn"), ("e5m2", "e5m2")])
+def test_the_replaced_conversion_is_the_hardwares(fmt: str, name: str) -> None:
+    x = np.concatenate(
+        [
+            np.arange(0x3F000000, 0x40000000, 61, dtype=np.uint32).view(np.float32),
+            SPECIALS,
+            -SPECIALS,
+        ]
+    )
+    got = getattr(triton_interp, f"hardware_{name}")(x)
+    want = encode(x, fmt, saturate=True, nan="canonical")
+    assert np.array_equal(got, want)
+
+
+def test_the_stock_conversion_drops_the_carry() -> None:
+    x = np.float32([1.9375])
+    assert triton_interp.stock_e4m3fn(x)[0] == 0x38  # 1.0: the interpreter's own conversion
+    assert triton_interp.hardware_e4m3fn(x)[0] == 0x40  # 2.0: round to nearest even
+
+
+def test_the_proofs_pass_replaced_and_fail_stock_on_a_binade() -> None:
+    run = RangeRun(start=0x3F800000, stop=0x40000000, workers=1)
+    records = interpreter_proofs(run)
+    assert [r.status.value for r in records] == [e for _, _, e in INTERPRETER_PROOFS]
+    assert all(r.examined == 1 << 23 for r in records)
+    assert records[-1].mismatches > 0 and records[-1].mismatches_by_class["other"] > 0
+
+
+def _gates(kernel: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    args = ["--gate", "GQ", "--scheme", "per-group", "--rule", "vllm-per-group"]
+    return subprocess.run(
+        [sys.executable, "-m", "fp8lab", "gates", *args, "--kernel", kernel, "--arrays", "triton"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=EXAMPLE,
+        env=env,
+        timeout=600,
+    )
+
+
+def test_the_triton_example_passes_gq_and_its_reciprocal_twin_fails() -> None:
+    good = _gates("my_triton_quant:quant")
+    assert good.returncode == 0 and "PASS" in good.stdout, good.stdout + good.stderr
+    assert "RuntimeWarning" not in good.stderr
+    bad = _gates("my_triton_quant:quant_reciprocal")
+    assert bad.returncode == 1 and "FAIL" in bad.stdout, bad.stdout + bad.stderr
+
+
+def test_without_triton_arrays_triton_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "triton").mkdir()
+    (tmp_path / "triton" / "__init__.py").write_text("raise ImportError('no triton here')\n")
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
+    proc = _gates("my_triton_quant:quant", env)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "pip install 'fp8lab[triton]'" in proc.stderr
