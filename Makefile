@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-$(shell cat constraints.txt pyproject.toml | sha256
 LAB_STAMP := $(VENV)/.lab-$(shell cat constraints.txt pyproject.toml | sha256sum | cut -c1-12)
 TORCH_STAMP := $(VENV)/.torch-$(shell cat constraints.txt pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: test test-fast evidence check lint bench lab docs clean
+.PHONY: setup test test-fast evidence check lint bench lab docs clean
 
 $(STAMP): constraints.txt pyproject.toml
 	rm -rf $(VENV)
@@ -16,6 +16,10 @@ $(STAMP): constraints.txt pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-build-isolation \
 		-c constraints.txt -e '.[test,dev]'
 	touch $(STAMP)
+
+# Only the environment: .venv with fp8lab and its pinned dependencies (the quickest way to
+# check a kernel of your own: .venv/bin/fp8lab gates ...).
+setup: $(STAMP)
 
 # Every test, spread over one pytest-xdist worker per core (TEST_WORKERS=0: in this process),
 # a test module's tests on one worker so that its module fixtures (g++ builds, LocalClusters,

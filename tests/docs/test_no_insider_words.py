@@ -2,9 +2,10 @@
 
 Scanned: README.md, the package (docstrings, comments, help text, data), the
 notebooks, the examples and scripts, the Makefile, pyproject.toml, the CI
-script and the tests (all but this file, which holds the examples the scan must
-catch). ``docs/manual.md`` is the long manual carried over whole; it is left out
-here until it is split into pages.
+script, the tests (all but this file, which holds the examples the scan must
+catch) and the manual (``docs/``, ``mkdocs.yml``). Beside issue numbers and
+notes outside the repository, the scan catches a work session or a helper's
+report cited as a source.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 INSIDER = re.compile(
     r"[Ii]ssue \d+|fp8-facts|schemes-and-order|\.\./shared/|/work/main|/root/|/home/[a-z]"
+    r"|[Tt]his session|work session|helper report"
 )
 SCANNED = (
     "README.md",
@@ -28,8 +30,23 @@ SCANNED = (
     "pyproject.toml",
     ".ci",
     "tests",
+    "docs",
+    "mkdocs.yml",
 )
-SUFFIXES = {".py", ".ipynb", ".md", ".toml", ".h", ".cu", ".cuh", ".cpp", ".css", ""}
+SUFFIXES = {
+    ".py",
+    ".ipynb",
+    ".md",
+    ".toml",
+    ".h",
+    ".cu",
+    ".cuh",
+    ".cpp",
+    ".css",
+    ".yml",
+    ".json",
+    "",
+}
 SKIPPED = {Path(__file__).resolve()}  # this file: it holds the examples the scan must catch
 
 
@@ -62,7 +79,14 @@ def test_nothing_a_user_reads_cites_insider_notes() -> None:
 
 @pytest.mark.parametrize(
     "line",
-    ["see issue 12 §3", "(fp8-facts §3)", "schemes-and-order §5.1", "/work/main/results"],
+    [
+        "see issue 12 §3",
+        "(fp8-facts §3)",
+        "schemes-and-order §5.1",
+        "/work/main/results",
+        "this session had no copy",
+        "in the s4-order helper report",
+    ],
 )
 def test_the_scan_catches_each_kind(line: str) -> None:
     assert INSIDER.search(line)
