@@ -26,5 +26,6 @@ def exit_statuses() -> dict[str, dict[int, str]]:
 def exit_epilog(command: str) -> str:
     """The ``--help`` epilog of ``command``: each exit status and when it is given."""
     rows = exit_statuses().get(command, {})
-    listed = "; ".join(f"{code} {when}" for code, when in sorted(rows.items()))
+    plain = {code: when.replace("`", "") for code, when in rows.items()}  # help is not Markdown
+    listed = "; ".join(f"{code} {when}" for code, when in sorted(plain.items()))
     return f"exit status: {listed}; 130 or 143 interrupted (SIGINT, SIGTERM)." if rows else ""

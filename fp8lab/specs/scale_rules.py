@@ -13,6 +13,7 @@ say where they could not be checked against the file.
 from __future__ import annotations
 
 import enum
+import json
 import tomllib
 from dataclasses import dataclass, fields
 from importlib import resources
@@ -30,6 +31,7 @@ __all__ = [
     "get_rule",
     "parse_rules",
     "read_rule_file",
+    "rule_text",
 ]
 
 
@@ -212,6 +214,29 @@ def parse_rules(text: str, where: str = "rules") -> tuple[ScaleRule, ...]:
     if len(set(names)) != len(names):
         raise ValueError(f"{where}: a rule name given twice")
     return rules
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, enum.Enum):
+        value = value.value
+    if isinstance(value, str):
+        return json.dumps(value)  # a JSON string is a TOML basic string
+    if isinstance(value, float):
+        return repr(value)  # shortest round-trip form; inf and nan are TOML too
+    return str(value)
+
+
+def rule_text(*rules: ScaleRule) -> str:
+    """``rules`` as a rule file: the text :func:`parse_rules` reads back as the same rules."""
+    lines: list[str] = []
+    for rule in rules:
+        lines.append("[[rule]]")
+        for f in fields(ScaleRule):
+            value = getattr(rule, f.name)
+            if value is not None:
+                lines.append(f"{f.name} = {_toml_value(value)}")
+        lines.append("")
+    return "\n".join(lines)
 
 
 def read_rule_file(path: str | Path, max_bytes: int = 1 << 20) -> tuple[ScaleRule, ...]:

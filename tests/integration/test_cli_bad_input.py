@@ -102,6 +102,8 @@ def _bad_cases(tmp: Path) -> list[list[str]]:
         ["gates", "--gate", "G1", "--kernel", "m:f", "--arrays", "jax"],
         ["gates", "--no-such-flag"],
         ["chains", "--diverge", "only-one-recipe"],
+        ["rules", "show", "no-such-rule"],
+        ["rules", "infer"],
         ["gates", "--gate", "GF", "--recipe", "no-such-recipe"],
         ["no-such-command"],
     ]

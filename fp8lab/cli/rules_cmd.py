@@ -1,0 +1,61 @@
+"""``fp8lab rules``: the named scale rules, and one of them as a rule file.
+
+``list`` prints each scheme's rules with what each describes; ``show NAME``
+prints a rule as the TOML that ``fp8lab gates --gate GQ --rule-file`` reads,
+to copy and edit into a rule of one's own. The NVFP4 rules are declared in
+code (:mod:`fp8lab.specs.nvfp4_rules`), so they are listed but have no file.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from fp8lab.cli.common import CliError
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register the subcommand."""
+    p = sub.add_parser(
+        "rules",
+        help="list the named scale rules, or print one as a rule file",
+        description="fp8lab rules list [--scheme S]; fp8lab rules show NAME (TOML on stdout, "
+        "the form --rule-file reads).",
+    )
+    p.add_argument("action", choices=("list", "show"), help="list the rules, or show one")
+    p.add_argument("name", nargs="?", help="show: the rule's name (see: fp8lab rules list)")
+    p.add_argument("--scheme", metavar="S", help="list: only this scheme's rules")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """List the rules, or print one as a rule file; return the exit status."""
+    from fp8lab.gates.gq import GQ_RULES
+    from fp8lab.specs.nvfp4_rules import NVFP4_RULES
+    from fp8lab.specs.scale_rules import RULES, rule_text
+
+    if args.action == "show":
+        if args.name is None or args.scheme is not None:
+            raise CliError("rules show takes one rule NAME and no --scheme")
+        if args.name in NVFP4_RULES:
+            raise CliError(
+                f"{args.name} is an NVFP4 rule: its choices are declared in code "
+                "(fp8lab.specs.nvfp4_rules), not in a rule file"
+            )
+        if args.name not in RULES:
+            raise CliError(f"unknown rule {args.name!r}; one of {', '.join(RULES)}")
+        print(rule_text(RULES[args.name]), end="")
+        return 0
+    if args.name is not None:
+        raise CliError("rules list takes no NAME (see: fp8lab rules show NAME)")
+    if args.scheme is not None and args.scheme not in GQ_RULES:
+        raise CliError(f"unknown scheme {args.scheme!r}; one of {', '.join(GQ_RULES)}")
+    width = max(len(n) for names in GQ_RULES.values() for n in names)
+    for scheme, names in GQ_RULES.items():
+        if args.scheme not in (None, scheme):
+            continue
+        for name in names:
+            rule = RULES.get(name) or NVFP4_RULES[name]
+            print(f"{scheme:<10} {name:<{width}}  {rule.source}")
+    return 0

@@ -1,0 +1,74 @@
+"""``fp8lab rules``: every named rule listed, and shown as a rule file that reads back as itself.
+
+``rules show NAME`` prints the TOML ``--rule-file`` reads: parsed back it is the
+same rule, for every rule of the data file; renamed, it holds a kernel under
+GQ as the original does. An NVFP4 rule (declared in code), an unknown name or
+a missing one is one line and status 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fp8lab.cli.main import main
+from fp8lab.gates.gq import GQ_RULES
+from fp8lab.specs.scale_rules import RULES, parse_rules, rule_text
+from tests.meta.gates_subprocess import run_gates
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+def test_a_rule_shown_reads_back_as_itself(name: str) -> None:
+    assert parse_rules(rule_text(RULES[name])) == (RULES[name],)
+
+
+def test_all_rules_in_one_file_read_back() -> None:
+    assert parse_rules(rule_text(*RULES.values())) == tuple(RULES.values())
+
+
+def test_list_names_every_rule_of_every_scheme(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rules", "list"]) == 0
+    rows = [line.split()[:2] for line in capsys.readouterr().out.splitlines()]
+    assert rows == [[s, n] for s, names in GQ_RULES.items() for n in names]
+    assert main(["rules", "list", "--scheme", "mxfp8"]) == 0
+    assert [r.split()[1] for r in capsys.readouterr().out.splitlines()] == list(GQ_RULES["mxfp8"])
+
+
+def test_show_prints_the_rule_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rules", "show", "rceil"]) == 0
+    assert parse_rules(capsys.readouterr().out) == (RULES["rceil"],)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["show", "te-nvfp4-divide"], "declared in code"),
+        (["show", "no-such-rule"], "unknown rule"),
+        (["show"], "one rule NAME"),
+        (["list", "ocp-floor"], "takes no NAME"),
+        (["list", "--scheme", "diagonal"], "unknown scheme"),
+    ],
+)
+def test_bad_input_is_one_line(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["rules", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+
+
+@pytest.mark.process
+def test_a_shown_rule_renamed_holds_a_kernel_as_the_original(tmp_path: Path) -> None:
+    text = rule_text(RULES["vllm-per-token"]).replace('"vllm-per-token"', '"my-per-token"')
+    (tmp_path / "mine.toml").write_text(text)
+    (tmp_path / "kern.py").write_text(
+        "from fp8lab.kernels.scheme import SCHEME_PORTS\n"
+        "right = SCHEME_PORTS['vllm-per-token']\n"
+        "wrong = SCHEME_PORTS['vllm-native-per-token']\n"
+    )
+    argv = ["--gate", "GQ", "--rule-file", "mine.toml", "--rule", "my-per-token"]
+    right = run_gates(tmp_path, *argv, "--kernel", "kern:right")
+    assert right.returncode == 0, right.stdout + right.stderr
+    wrong = run_gates(tmp_path, *argv, "--kernel", "kern:wrong")
+    assert wrong.returncode == 1 and "FAIL" in wrong.stdout, wrong.stdout + wrong.stderr
