@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fp8lab.mutants import equivalence
+from fp8lab.mutants import equivalence_sweep
 from fp8lab.mutants.equivalence import recheck_equivalents
 from fp8lab.mutants.probes import chunk_order, encoder_probes
 from fp8lab.mutants.runner import Equivalent, load_equivalents
@@ -40,12 +40,12 @@ def test_the_sweep_finds_a_difference_the_probes_miss(monkeypatch: pytest.Monkey
         def __init__(self, f: object) -> None:
             self.name, self.encoder = "k", f
 
-    monkeypatch.setattr(equivalence, "_pair", lambda key: ({"k": K(good)}, {"k": K(bad)}))
-    target = equivalence._Target("m:op:0", "k", "encoder", 1.0)
-    miss, probed = equivalence._probe(target)
+    monkeypatch.setattr(equivalence_sweep, "_pair", lambda key: ({"k": K(good)}, {"k": K(bad)}))
+    target = equivalence_sweep._Target("m:op:0", "k", "encoder", 1.0)
+    miss, probed = equivalence_sweep._probe(target)
     assert miss == "" and probed == encoder_probes().size
     examined = {"m:op:0": 0}
-    found = equivalence._sweep([target], 1, None, examined)
+    found = equivalence_sweep._sweep([target], 1, None, examined)
     assert "0x3f001235" in found[target]
     assert 0 < examined["m:op:0"] < 1 << 32  # it stopped early
 

@@ -11,6 +11,7 @@ import pytest
 from fp8lab.refs.chain_ref import reference_chain
 from fp8lab.specs.chain_catalogue import RECIPES
 from fp8lab.sweeps import chain_enumeration as en
+from fp8lab.sweeps import silu_mul_tables
 
 CPP = "vllm-cpp-standalone-silu-mul-fp8"
 CUDA = "vllm-cuda-silu-and-mul-quant-fp8"
@@ -81,5 +82,6 @@ def plant_tables(monkeypatch: pytest.MonkeyPatch) -> dict[str, np.ndarray]:
     moved[rows] *= np.float32(1.1)
     tables = {EXPF: base, FAST: moved}
     for name, table in tables.items():
-        monkeypatch.setitem(en._SILU_TABLES, en._silu_key(RECIPES[name].steps[0]), table)
+        key = silu_mul_tables._silu_key(RECIPES[name].steps[0])
+        monkeypatch.setitem(silu_mul_tables._SILU_TABLES, key, table)
     return tables

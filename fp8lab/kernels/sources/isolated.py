@@ -35,7 +35,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-from fp8lab.kernels.matmul_protocol import MatmulSpec
+from fp8lab.kernels.sources.isolated_kernel import IsolatedKernel
 from fp8lab.kernels.sources.wire import decode_value, encode_value
 from fp8lab.runtime.frames import (
     FrameError,
@@ -294,46 +294,3 @@ class KernelHost:
     def kernel(self) -> IsolatedKernel:
         """The kernel as a gate sees it."""
         return IsolatedKernel(self)
-
-
-def _spec(data: Any) -> MatmulSpec | None:
-    if not isinstance(data, dict):
-        return None
-    try:
-        trees = tuple(
-            (tuple(shape), tuple(tuple(n) for n in nodes), str(kind))
-            for shape, nodes, kind in data.get("trees", ())
-        )
-        return MatmulSpec(**{**data, "trees": trees})
-    except (TypeError, ValueError):
-        return None
-
-
-class IsolatedKernel:
-    """A kernel whose calls run in a :class:`KernelHost`; it has the methods the kernel has."""
-
-    def __init__(self, host: KernelHost) -> None:
-        declared = host.declared
-        self._host = host
-        self._methods = set(declared.get("methods", ("quantize", "matmul", "__call__")))
-        self.name = str(declared.get("name") or host.source)
-        self.nan_policy = declared.get("nan_policy")
-        spec = _spec(declared.get("spec"))
-        if spec is not None:
-            self.spec = spec
-
-    def __getattr__(self, method: str) -> Any:
-        if method.startswith("_") or method not in self.__dict__.get("_methods", ()):
-            raise AttributeError(method)
-        return lambda *args: self._host.call(method, *args)
-
-    def __call__(self, *args: Any) -> Any:
-        """The kernel called as a function (GQ's and GF's convention)."""
-        return self._host.call("__call__", *args)
-
-    def submit(self, method: str, *args: Any) -> Callable[[], Any]:
-        """Send ``method(*args)`` now; the function returned waits for the answer."""
-        return self._host.submit(method, *args)
-
-    def __repr__(self) -> str:
-        return f"IsolatedKernel({self.name!r})"
