@@ -38,13 +38,13 @@ FAST_ARGS := -m "not slow and not process and not notebook"
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest $(XDIST) $(FAST_ARGS) $(ARGS)
 
-# The optional torch and triton extras (accumulation_order's torch rows; Triton kernels on the
-# CPU: the triton_interpreter notebook and their tests). Where the pinned wheels cannot be
+# The optional torch, triton and ecosystem extras (accumulation_order's torch rows; Triton
+# kernels on the CPU: the triton_interpreter notebook; torchao's quantizers under their rules). Where the pinned wheels cannot be
 # installed the torch rows say torch is absent, the torch and Triton tests skip, and the
 # triton_interpreter notebook fails naming the missing extra.
 $(TORCH_STAMP): $(STAMP)
 	if $(BIN)/pip install --quiet --disable-pip-version-check --no-build-isolation \
-		-c constraints.txt -e '.[test,dev,torch,triton]'; then touch $(TORCH_STAMP); \
+		-c constraints.txt -e '.[test,dev,torch,triton,ecosystem]'; then touch $(TORCH_STAMP); \
 	else echo "make: torch or triton could not be installed; their rows and tests say so"; fi
 
 # The notebook-free proofs (the default plan, then the MX plan), then every notebook

@@ -34,133 +34,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import ml_dtypes
-import numpy as np
-import numpy.typing as npt
-
-from fp8lab.gates.compare import compare_codes
+from fp8lab.gates.gq_case import _run_case
+from fp8lab.gates.gq_plan import (
+    _DTYPES,
+    GQ_INPUT_DTYPES,
+    GQ_RULES,
+    GQ_SCHEMES,
+    _check_dtypes,
+    _plan,
+)
 from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender, screen
 from fp8lab.populations.schemes import scheme_population
-from fp8lab.refs import reference_nvfp4_quant, reference_scheme_quant
-from fp8lab.runtime.guard import KernelFaultError, call_kernel
-from fp8lab.specs.format import FormatSpec
 from fp8lab.specs.formats import get_format
-from fp8lab.specs.nvfp4_rules import NVFP4_RULES, Nvfp4ScaleRule
-from fp8lab.specs.scale_rules import RULES, Granularity, ScaleRule, get_rule
-from fp8lab.specs.scheme_layout import SCHEME_LAYOUTS
+from fp8lab.specs.nvfp4_rules import Nvfp4ScaleRule
+from fp8lab.specs.scale_rules import ScaleRule
 
 __all__ = ["GQ_INPUT_DTYPES", "GQ_RULES", "GQ_SCHEMES", "GqCall", "gq_calls", "run_gq"]
-
-GQ_INPUT_DTYPES = ("float32", "bfloat16")
-GQ_SCHEMES = SCHEME_LAYOUTS  # scheme -> (granularity, block, scale format)
-# scheme -> the names of the rules that describe it (what --rule accepts for --scheme)
-GQ_RULES: dict[str, tuple[str, ...]] = {
-    scheme: tuple(
-        r.name for r in RULES.values() if (r.granularity, r.block, r.scale_format) == shape
-    )
-    for scheme, shape in GQ_SCHEMES.items()
-}
-# NVFP4: the rules whose element path is modelled (the others model the block byte only)
-GQ_RULES["nvfp4"] = tuple(n for n, r in NVFP4_RULES.items() if r.element_source is not None)
-_DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
-
-
-def _malformed(got: object, want_codes: np.ndarray, want_scales: np.ndarray) -> str:
-    if not isinstance(got, tuple) or len(got) != 2:
-        return f"kernel returned {type(got).__name__}, want a (codes, scales) tuple"
-    for what, arr, want in (("codes", got[0], want_codes), ("scales", got[1], want_scales)):
-        if not isinstance(arr, np.ndarray):
-            return f"kernel returned {what} as {type(arr).__name__}, not a numpy array"
-        if arr.dtype != want.dtype or arr.shape != want.shape:
-            return f"kernel returned {what} {arr.dtype}{arr.shape}, want {want.dtype}{want.shape}"
-    return ""
-
-
-def _run_case(
-    func: Callable[..., Any],
-    label: str,
-    name: str,
-    args: tuple[Any, ...],
-    want: tuple[np.ndarray, np.ndarray],
-    elem: FormatSpec,
-    offenders: list[Offender],
-    by_class: Counter[str],
-    max_offenders: int,
-) -> tuple[CaseResult, int, int]:
-    """One kernel call on ``args`` (``args[0]`` is x), checked against ``want``."""
-    want_codes, want_scales = want
-    n_words = want_codes.size + want_scales.size
-    nonzero = int(((want_codes & elem.magnitude_mask) != 0).sum())
-    try:
-        got = call_kernel(func, *args)
-        error = _malformed(got, want_codes, want_scales)
-    except KernelFaultError as exc:
-        got, error = None, exc.reason
-    if error:
-        case = CaseResult(name, n_words, 1, 1, 0, 0, nonzero / want_codes.size, error)
-        return case, nonzero, want_codes.size
-    codes = np.array(got[0], np.uint8, copy=True)
-    scales = np.array(got[1], copy=True)
-    cmp = compare_codes(codes.reshape(-1), want_codes.reshape(-1), elem)
-    scale_bad = (
-        scales.view(np.uint8).reshape(scales.size, -1)
-        != want_scales.view(np.uint8).reshape(want_scales.size, -1)
-    ).any(axis=1)
-    mismatches = cmp.mismatches + int(scale_bad.sum())
-    by_class[label] += mismatches + cmp.nan_code_mismatches
-    for i in np.flatnonzero(cmp.mismatch | cmp.nan_code)[: max(0, max_offenders - len(offenders))]:
-        got_c, want_c = f"{codes.reshape(-1)[i]:#04x}", f"{want_codes.reshape(-1)[i]:#04x}"
-        offenders.append(Offender(name, label, int(i), _input_hex(args, int(i)), got_c, want_c))
-    for j in np.flatnonzero(scale_bad)[: max(0, max_offenders - len(offenders))]:
-        got_s, want_s = _word_hex(scales, j), _word_hex(want_scales, j)
-        offenders.append(Offender(name, label, int(j), f"scale[{j}]", got_s, want_s))
-    failed = int(mismatches + cmp.nan_code_mismatches > 0)
-    result = CaseResult(
-        name, n_words, 1, failed, mismatches, cmp.nan_code_mismatches, nonzero / want_codes.size
-    )
-    return result, nonzero, want_codes.size
-
-
-def _word_hex(words: np.ndarray, j: int) -> str:
-    """Word ``j``'s bit pattern as one hex number, in its own width.
-
-    float32: 8 digits; bfloat16: 4; an e8m0/e4m3 scale byte: 2.
-    """
-    raw = np.asarray(words).reshape(-1)[j : j + 1].view(np.uint8).tobytes()
-    return "0x" + raw[::-1].hex()  # little-endian bytes, most significant first
-
-
-# the names of a kernel call's inputs, in argument order (nvfp4 adds the global scale)
-_INPUT_NAMES = ("x", "global_scale")
-
-
-def _input_hex(args: tuple[Any, ...], i: int) -> str:
-    """The inputs behind output word ``i`` as hex: ``x``'s word ``i`` in its own dtype.
-
-    From the harness's own copy of the arguments, never the kernel's. One input:
-    the bare hex (``0xc02ad8f1``, a bfloat16 ``0xc02b``); with a global scale
-    (nvfp4) each input by name: ``x=0xc02ad8f1 global_scale=0x40400000``.
-    """
-    x = _word_hex(args[0], i)
-    if len(args) == 1:
-        return x
-    rest = (f"{n}={_word_hex(a, 0)}" for n, a in zip(_INPUT_NAMES[1:], args[1:], strict=True))
-    return " ".join((f"x={x}", *rest))
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """What one scheme's cases need: the element format and, per input, its calls.
-
-    ``per_tensor``: each population row is a tensor of its own, so every
-    constructed amax is a tensor's amax. ``calls(x)`` lists (name suffix,
-    kernel arguments); ``want(args)`` is the rule's reference for those arguments.
-    """
-
-    element: str
-    per_tensor: bool
-    calls: Callable[[np.ndarray], list[tuple[str, tuple[Any, ...]]]]
-    want: Callable[[tuple[Any, ...]], tuple[np.ndarray, np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -170,70 +59,6 @@ class GqCall:
     label: str
     name: str
     args: tuple[Any, ...]
-
-
-def _global_amaxes(x: np.ndarray) -> list[tuple[str, npt.NDArray[np.float32]]]:
-    """The global scales GQ hands an nvfp4 kernel, each a float32 [1].
-
-    The tensor's amax (NaN skipped; what TE's amax kernel hands the cast),
-    and float32(1.5 x it), so a kernel that ignores its ``global_scale`` fails.
-    """
-    flat = np.abs(x.astype(np.float32)).reshape(-1)
-    own = np.fmax.reduce(flat, initial=np.float32(0))
-    with np.errstate(over="ignore"):
-        wider = own * np.float32(1.5)
-    return [("", np.array([own], np.float32)), ("~g1.5", np.array([wider], np.float32))]
-
-
-def _plan(scheme: str, rule: str | ScaleRule | Nvfp4ScaleRule) -> tuple[_Plan, str]:
-    """The plan for ``scheme`` under ``rule``, and the rule's name.
-
-    Raises:
-        ValueError: for an unknown scheme or rule, or a rule of another scheme.
-    """
-    if scheme not in GQ_SCHEMES:
-        raise ValueError(f"unknown scheme {scheme!r}; choose from {', '.join(GQ_SCHEMES)}")
-    if scheme == "nvfp4":
-        nv = NVFP4_RULES.get(rule) if isinstance(rule, str) else rule
-        if not isinstance(nv, Nvfp4ScaleRule) or nv.name not in GQ_RULES[scheme]:
-            raise ValueError(f"rule {_name(rule)!r} is not an nvfp4 rule GQ models")
-        if nv != NVFP4_RULES[nv.name]:  # the record names the rule: it must be that rule
-            raise ValueError(f"rule {nv.name!r} differs from the published rule of that name")
-        plan = _Plan(
-            "e2m1fn",
-            True,
-            lambda x: [(tag, (x, g)) for tag, g in _global_amaxes(x)],
-            lambda a: reference_nvfp4_quant(a[0].astype(np.float32), float(a[1][0]), nv),
-        )
-        return plan, nv.name
-    if isinstance(rule, Nvfp4ScaleRule):
-        raise ValueError(f"rule {rule.name!r} does not describe the {scheme} scheme")
-    spec = get_rule(rule)
-    if spec.name in RULES and spec != RULES[spec.name]:
-        raise ValueError(
-            f"rule {spec.name!r} differs from the published rule of that name; "
-            "give a custom rule a name of its own"
-        )
-    granularity, block, scale_format = GQ_SCHEMES[scheme]
-    if (spec.granularity, spec.block, spec.scale_format) != (granularity, block, scale_format):
-        raise ValueError(f"rule {spec.name!r} does not describe the {scheme} scheme")
-    plan = _Plan(
-        spec.element,
-        spec.granularity is Granularity.TENSOR,
-        lambda x: [("", (x,))],
-        lambda a: reference_scheme_quant(a[0].astype(np.float32), spec),
-    )
-    return plan, spec.name
-
-
-def _name(rule: object) -> str:
-    return str(getattr(rule, "name", rule))
-
-
-def _check_dtypes(input_dtypes: Sequence[str]) -> None:
-    unknown = set(input_dtypes) - set(_DTYPES)
-    if unknown:
-        raise ValueError(f"unknown input dtypes {sorted(unknown)}; use {GQ_INPUT_DTYPES}")
 
 
 def gq_calls(
@@ -301,7 +126,16 @@ def run_gq(
     for call in calls:
         want = plan.want(call.args)  # every expectation before the call
         case, nz, n = _run_case(
-            func, call.label, call.name, call.args, want, elem, offenders, by_class, max_offenders
+            func,
+            call.label,
+            call.name,
+            call.args,
+            want,
+            elem,
+            offenders,
+            by_class,
+            max_offenders,
+            plan.same_nan,
         )
         cases.append(case)
         nonzero, codes = nonzero + nz, codes + n

@@ -25,7 +25,9 @@ from fp8lab.specs.scale_rules import (
     Clamp,
     Granularity,
     Pow2,
+    Quotient,
     ScaleRule,
+    Storage,
     get_rule,
 )
 
@@ -53,17 +55,28 @@ def _grouped(x: npt.NDArray[np.float32], rule: ScaleRule) -> npt.NDArray[np.floa
     return x.reshape(m * k // rule.block, rule.block)
 
 
-def _amax(blocks: npt.NDArray[np.float32], rule: ScaleRule) -> npt.NDArray[np.float32]:
+def _amax(blocks: npt.NDArray[np.float32], rule: ScaleRule) -> np.ndarray:
+    """Per block, the amax floored and bounded: float32, or float64 for a float64 quotient."""
     a = np.abs(blocks)
     init = _F32(rule.amax_init)
     skip = rule.amax_nan is AmaxNan.SKIP
     big, small = (np.fmax, np.fmin) if skip else (np.maximum, np.minimum)
     amax = np.fmax.reduce(a, axis=1, initial=init) if skip else np.maximum(a.max(axis=1), init)
+    wide = np.float64 if rule.quotient is Quotient.FLOAT64 else _F32  # torchao: amax.to(float64)
+    amax = np.asarray(amax, wide)
     if rule.amax_floor is not None:
-        amax = big(amax, _F32(rule.amax_floor))
+        amax = big(amax, wide(rule.amax_floor))
     if rule.scale_ub is not None:
-        amax = small(amax, _F32(rule.scale_ub))
-    return np.asarray(amax, _F32)
+        amax = small(amax, wide(rule.scale_ub))
+    return np.asarray(amax, wide)
+
+
+def _scale(amax: np.ndarray, rule: ScaleRule, top: np.float32) -> npt.NDArray[np.float32]:
+    """The float32 scale from the amax: a divisor ``amax / M``, or a multiplier ``M / amax``."""
+    m = amax.dtype.type(top)
+    num, den = (m, amax) if rule.storage is Storage.MULTIPLIER else (amax, m)
+    s = num / den if rule.scale_from is Apply.DIVIDE else num * (amax.dtype.type(1) / den)
+    return np.asarray(s, _F32)
 
 
 def _e8m0(amax: npt.NDArray[np.float32], rule: ScaleRule, top: np.float32) -> np.ndarray:
@@ -110,7 +123,7 @@ def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.u
             scales: np.ndarray = _e8m0(amax, spec, top)
             q = blocks * _e8m0_reciprocal(scales)[:, None]
         else:
-            s = amax / top if spec.scale_from is Apply.DIVIDE else amax * (_F32(1) / top)
+            s = _scale(amax, spec, top)
             if spec.min_scale is not None:
                 big = np.fmax if spec.amax_nan is AmaxNan.SKIP else np.maximum
                 s = big(s, _F32(spec.min_scale))
@@ -121,7 +134,12 @@ def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.u
                 s = (up.astype(np.uint32) << 23).view(_F32)
             scales = np.asarray(s, _F32)
             col = scales[:, None]
-            q = blocks / col if spec.apply is Apply.DIVIDE else blocks * (_F32(1) / col)
+            if spec.apply is Apply.DIVIDE:
+                q = blocks / col
+            elif spec.apply is Apply.MULTIPLY:
+                q = blocks * col
+            else:
+                q = blocks * (_F32(1) / col)
         if spec.clamp is Clamp.MIN_THEN_MAX:
             q = np.fmax(-top, np.fmin(q, top))
         elif spec.clamp is Clamp.MAX_THEN_MIN:

@@ -60,9 +60,7 @@ _MIN_SCALE = """            if spec.min_scale is not None:
                 s = big(s, _F32(spec.min_scale))
 """
 _NAN_BYTE = "    bits = np.where(rb == 255, np.uint32(0x7F80_0001), bits)\n"
-_SCALE = (
-    "            s = amax / top if spec.scale_from is Apply.DIVIDE else amax * (_F32(1) / top)\n"
-)
+_SCALE = "            s = _scale(amax, spec, top)\n"
 _PROPAGATE = (
     "    amax = np.fmax.reduce(a, axis=1, initial=init) if skip else "
     "np.maximum(a.max(axis=1), init)\n"

@@ -16,6 +16,9 @@ case's constructed amax, so each granularity sees it:
   float32 range, and ``M * 2**j`` likewise;
 * ``zero``, ``nan``, ``neg-nan``, ``inf``, ``subnormal`` (float32-subnormal
   amax), ``at-max`` (amax = the element max) and ``negative`` rows;
+* ``below-floor``: amaxes under the eps floors rules apply (1e-12, 1e-10),
+  where the floor decides the scale, and where a floor compared in float32
+  (``float32(1e-12)``) and one compared in float64 give different scales;
 * ``divide-split``: amax from :data:`DIVIDE_SPLIT_AMAXES` and elements where
   ``x / s`` and ``x * float32(1/s)`` (``s = float32(amax / M)``) encode to
   different codes, every one a bfloat16 value, so both input dtypes carry them:
@@ -62,6 +65,7 @@ CASES = (
     "at-max",
     "negative",
     "amax-last",
+    "below-floor",
 )
 _DIVIDE_SPLIT = "divide-split"
 # bfloat16 amaxes whose scale float32(amax / 448) splits x / s from x * float32(1/s) on the
@@ -252,6 +256,8 @@ def scheme_population(
     rising = np.exp2(np.arange(k) * step) * rng.uniform(1.0, 1.01, (4, k))
     rising *= np.array([[1e-4], [0.3], [7.0], [1e3]]) * rng.choice([-1.0, 1.0], (4, k))
     cases.append(("amax-last", rising.astype(np.float32)))
+    floors = [7.5e-16, 3.3e-14, 9.1e-13, 2.7e-12, 6.1e-11]  # under 1e-12, and under 1e-10
+    cases.append(("below-floor", _with_amax(floors, rng, k)))
     if fmt.name == "e2m1fn":
         cases.append((_NVFP4_SPLIT, _nvfp4_split_rows(rng, k)))
         cases.append((_NVFP4_FUSED_SPLIT, _nvfp4_fused_split_rows(rng, k)))

@@ -5,7 +5,9 @@ forms the exact result in ``fractions.Fraction`` and rounds it once to float32
 (roundTiesToEven, IEEE 754 §4.3.1; overflow to ±inf, gradual underflow), with
 the special cases of §6 (NaN, infinities, signed zeros) written out. ``fmaxf``
 and ``fminf`` are C99 F.9.9.2-3: a NaN operand is ignored unless both are NaN.
-Nothing here calls numpy's float32 arithmetic, which the ports use.
+``f64_div`` and ``f64_mul`` round once to float64 instead, for rules that
+compute their scale in double. Nothing here calls numpy's arithmetic, which
+the ports use.
 """
 
 from __future__ import annotations
@@ -14,7 +16,18 @@ import math
 import struct
 from fractions import Fraction
 
-__all__ = ["bits_of", "f32", "f32_div", "f32_mul", "fmaxf", "fminf", "from_bits", "round_f32"]
+__all__ = [
+    "bits_of",
+    "f32",
+    "f32_div",
+    "f32_mul",
+    "f64_div",
+    "f64_mul",
+    "fmaxf",
+    "fminf",
+    "from_bits",
+    "round_f32",
+]
 
 _MIN_EXP = -126  # float32 smallest normal exponent
 _MANT = 23
@@ -81,6 +94,41 @@ def f32_div(a: float, b: float) -> float:
     if b == 0:
         return -math.inf if negative else math.inf
     return round_f32(abs(Fraction(a) / Fraction(b)), negative)
+
+
+def _f64(value: Fraction, negative: bool) -> float:
+    """RNE of the exact magnitude ``value`` to float64 (int / int is correctly rounded)."""
+    try:
+        magnitude = value.numerator / value.denominator
+    except OverflowError:
+        magnitude = math.inf
+    return -magnitude if negative else magnitude
+
+
+def f64_mul(a: float, b: float) -> float:
+    """float64 ``a * b``, the special cases as :func:`f32_mul`."""
+    negative = (math.copysign(1.0, a) < 0) != (math.copysign(1.0, b) < 0)
+    if math.isnan(a) or math.isnan(b):
+        return math.nan
+    if math.isinf(a) or math.isinf(b):
+        if a == 0 or b == 0:
+            return math.nan
+        return -math.inf if negative else math.inf
+    return _f64(abs(Fraction(a) * Fraction(b)), negative)
+
+
+def f64_div(a: float, b: float) -> float:
+    """float64 ``a / b``, the special cases as :func:`f32_div`."""
+    negative = (math.copysign(1.0, a) < 0) != (math.copysign(1.0, b) < 0)
+    if math.isnan(a) or math.isnan(b) or (a == 0 and b == 0):
+        return math.nan
+    if math.isinf(a):
+        return math.nan if math.isinf(b) else (-math.inf if negative else math.inf)
+    if math.isinf(b):
+        return -0.0 if negative else 0.0
+    if b == 0:
+        return -math.inf if negative else math.inf
+    return _f64(abs(Fraction(a) / Fraction(b)), negative)
 
 
 def fmaxf(a: float, b: float) -> float:

@@ -15,11 +15,20 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.refs.float32_exact import f32, f32_div, f32_mul, fmaxf, fminf
+from fp8lab.refs.float32_exact import f32, f32_div, f32_mul, f64_div, f64_mul, fmaxf, fminf
 from fp8lab.refs.scan import ScanPolicy, scan_encode
 from fp8lab.specs.formats import get_format
 from fp8lab.specs.nvfp4_rules import Nvfp4Order, Nvfp4ScaleRule
-from fp8lab.specs.scale_rules import AmaxNan, Apply, Clamp, Granularity, Pow2, ScaleRule
+from fp8lab.specs.scale_rules import (
+    AmaxNan,
+    Apply,
+    Clamp,
+    Granularity,
+    Pow2,
+    Quotient,
+    ScaleRule,
+    Storage,
+)
 
 __all__ = ["reference_encode_scale", "reference_nvfp4_block_scales", "reference_scheme_quant"]
 
@@ -55,13 +64,15 @@ def _min(a: float, b: float, rule: ScaleRule) -> float:
 
 
 def _amax(block: list[float], rule: ScaleRule) -> float:
+    """The block's amax, floored and bounded (in float64 when the rule's quotient is)."""
     amax = f32(rule.amax_init)
     for v in block:
         amax = _max(amax, abs(v), rule)
+    wide = rule.quotient is Quotient.FLOAT64  # the bounds as float64 values, not float32 ones
     if rule.amax_floor is not None:
-        amax = _max(amax, f32(rule.amax_floor), rule)
+        amax = _max(amax, rule.amax_floor if wide else f32(rule.amax_floor), rule)
     if rule.scale_ub is not None:
-        amax = _min(amax, f32(rule.scale_ub), rule)
+        amax = _min(amax, rule.scale_ub if wide else f32(rule.scale_ub), rule)
     return amax
 
 
@@ -92,9 +103,15 @@ def _e8m0_byte(amax: float, rule: ScaleRule, elem_max: float) -> int:
 
 
 def _scale_from(amax: float, elem_max: float, rule: ScaleRule) -> float:
+    """The float32 scale: ``amax`` over ``elem_max`` (its inverse for a multiplier)."""
+    num, den = (elem_max, amax) if rule.storage is Storage.MULTIPLIER else (amax, elem_max)
+    if rule.quotient is Quotient.FLOAT64:
+        if rule.scale_from is Apply.DIVIDE:
+            return f32(f64_div(num, den))
+        return f32(f64_mul(num, f64_div(1.0, den)))
     if rule.scale_from is Apply.DIVIDE:
-        return f32_div(amax, elem_max)
-    return f32_mul(amax, f32_div(1.0, elem_max))
+        return f32_div(num, den)
+    return f32_mul(num, f32_div(1.0, den))
 
 
 def _blocks(shape: tuple[int, int], rule: ScaleRule) -> tuple[int, int]:
@@ -147,6 +164,8 @@ def reference_scheme_quant(
         scales[b] = s
         if rule.apply is Apply.DIVIDE:
             row = [f32_div(v, s) for v in block]
+        elif rule.apply is Apply.MULTIPLY:
+            row = [f32_mul(v, s) for v in block]
         else:
             inv = f32_div(1.0, s)
             row = [f32_mul(v, inv) for v in block]

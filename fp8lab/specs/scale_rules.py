@@ -20,79 +20,33 @@ from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 
+from fp8lab.specs.rule_axes import (
+    AmaxNan,
+    Apply,
+    Clamp,
+    Granularity,
+    NanCode,
+    Pow2,
+    Quotient,
+    Storage,
+)
+
 __all__ = [
     "RULES",
     "AmaxNan",
     "Apply",
     "Clamp",
     "Granularity",
+    "NanCode",
     "Pow2",
+    "Quotient",
     "ScaleRule",
+    "Storage",
     "get_rule",
     "parse_rules",
     "read_rule_file",
     "rule_text",
 ]
-
-
-class Granularity(enum.Enum):
-    """What one scale covers: the tensor, a row (token), or ``block`` elements of a row."""
-
-    TENSOR = "tensor"
-    ROW = "row"
-    BLOCK = "block"
-
-
-class AmaxNan(enum.Enum):
-    """NaN in the scale-side max/min (amax reduction, eps floor, ``scale_ub``, ``min_scale``).
-
-    ``SKIP`` is C ``fmaxf``/``fminf`` (CUDA kernels); ``PROPAGATE`` is
-    ``torch.amax`` / ``Tensor.max`` / ``torch.clamp``, where NaN wins.
-    """
-
-    SKIP = "skip"
-    PROPAGATE = "propagate"
-
-
-class Apply(enum.Enum):
-    """How a float32 quotient is formed: ``a / b``, or ``a * float32(1 / b)``."""
-
-    DIVIDE = "divide"
-    RECIPROCAL = "reciprocal"
-
-
-class Pow2(enum.Enum):
-    """Rounding the scale to a power of two, from the float32 exponent bits.
-
-    ``NONE`` keeps the float32 scale. ``CEIL_BITS`` is vLLM's UE8M0 scale, a
-    float32 ``2**(exp + (mantissa != 0))`` (the bit form its register kernel
-    states is equal to ``exp2f(ceilf(log2f(s)))``). ``OCP_FLOOR`` is OCP MX v1.0
-    §6.3's ``2**(floor(log2(amax)) - emax_elem)`` as an e8m0 byte, with the
-    exponent read from the bits (torchao FLOOR). ``RCEIL`` is NVIDIA's rule, the
-    e8m0 byte of ``amax * float32(1/max_elem)`` rounded up (torchao
-    ``_f32_to_e8m0_rceil``; TE ``float_to_e8m0``).
-    """
-
-    NONE = "none"
-    CEIL_BITS = "ceil-bits"
-    OCP_FLOOR = "ocp-floor"
-    RCEIL = "rceil"
-
-
-class Clamp(enum.Enum):
-    """The clamp before the cast, which decides where NaN goes.
-
-    ``MIN_THEN_MAX`` is ``fmaxf(-M, fminf(x, M))``: NaN -> +M (vLLM common.cuh).
-    ``MAX_THEN_MIN`` is ``fminf(fmaxf(x, -M), M)``: NaN -> -M (vLLM per-group).
-    ``TORCH`` is ``torch.clamp(x, -M, M)``: NaN passes, and finite values are
-    clamped as the SATFINITE cast would clamp them anyway.
-    ``NONE`` leaves it to the SATFINITE cast: NaN -> the NaN code.
-    """
-
-    MIN_THEN_MAX = "min-then-max"
-    MAX_THEN_MIN = "max-then-min"
-    TORCH = "torch"
-    NONE = "none"
 
 
 @dataclass(frozen=True)
@@ -123,8 +77,11 @@ class ScaleRule:
         scale_from: ``amax / M`` or ``amax * float32(1/M)``.
         min_scale: floor on the scale after the division, or None.
         pow2: power-of-two rounding of the scale.
-        apply: ``x / s`` or ``x * float32(1/s)``.
+        apply: ``x / s`` or ``x * float32(1/s)``; ``x * s`` for a multiplier.
         clamp: the clamp before the cast.
+        quotient: the precision of the scale formula.
+        storage: a divisor or a multiplier scale.
+        nan_code: which NaN codes are right.
     """
 
     name: str
@@ -142,6 +99,9 @@ class ScaleRule:
     pow2: Pow2
     apply: Apply
     clamp: Clamp
+    quotient: Quotient = Quotient.FLOAT32
+    storage: Storage = Storage.DIVISOR
+    nan_code: NanCode = NanCode.CANONICAL
 
     def __post_init__(self) -> None:
         if (self.granularity is Granularity.BLOCK) != (self.block is not None):
@@ -149,6 +109,11 @@ class ScaleRule:
         byte_scale = self.pow2 in (Pow2.OCP_FLOOR, Pow2.RCEIL)
         if byte_scale != (self.scale_format == "e8m0fnu"):
             raise ValueError(f"{self.name}: e8m0fnu scales go with the OCP_FLOOR/RCEIL rules")
+        multiplier = self.storage is Storage.MULTIPLIER
+        if multiplier != (self.apply is Apply.MULTIPLY) or self.scale_from is Apply.MULTIPLY:
+            raise ValueError(f"{self.name}: apply = multiply goes with a multiplier scale only")
+        if (multiplier or self.quotient is Quotient.FLOAT64) and byte_scale:
+            raise ValueError(f"{self.name}: an e8m0 scale is a float32 divisor")
 
 
 _ENUMS: dict[str, type[enum.Enum]] = {
@@ -158,8 +123,12 @@ _ENUMS: dict[str, type[enum.Enum]] = {
     "pow2": Pow2,
     "apply": Apply,
     "clamp": Clamp,
+    "quotient": Quotient,
+    "storage": Storage,
+    "nan_code": NanCode,
 }
 _OPTIONAL = ("block", "amax_floor", "scale_ub", "min_scale")  # left out: None
+_DEFAULTED = {f.name: f.default for f in fields(ScaleRule) if isinstance(f.default, enum.Enum)}
 _NUMBERS = ("amax_init", "amax_floor", "scale_ub", "min_scale")
 
 
@@ -169,13 +138,13 @@ def _rule(entry: dict[str, object], where: str) -> ScaleRule:
     unknown = sorted(set(entry) - set(keys))
     if unknown:
         raise ValueError(f"{where}: unknown key {unknown[0]!r}; the keys: {', '.join(keys)}")
-    missing = [k for k in keys if k not in entry and k not in _OPTIONAL]
+    missing = [k for k in keys if k not in entry and k not in _OPTIONAL and k not in _DEFAULTED]
     if missing:
         raise ValueError(f"{where}: missing key {missing[0]!r}")
-    values: dict[str, object] = {k: entry.get(k) for k in keys}
+    values: dict[str, object] = {k: entry.get(k, _DEFAULTED.get(k)) for k in keys}
     for key, kind in _ENUMS.items():
         try:
-            values[key] = kind(values[key])
+            values[key] = kind(getattr(values[key], "value", values[key]))
         except ValueError:
             choices = ", ".join(str(m.value) for m in kind)
             raise ValueError(f"{where}: {key} = {values[key]!r:.40}; one of {choices}") from None

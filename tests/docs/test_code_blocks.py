@@ -19,6 +19,7 @@ import re
 import shlex
 import subprocess
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,8 +29,8 @@ pytestmark = pytest.mark.process
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-FENCE = re.compile(r"^```([a-z]*)\n(.*?)^```$", re.M | re.S)
-MARK = re.compile(r"<!-- (run|no-run)(?::\s*(.*?))? -->\n$")
+FENCE = re.compile(r"^ *```([a-z]*)\n(.*?)^ *```$", re.M | re.S)  # in a list item: indented
+MARK = re.compile(r"<!-- (run|no-run)(?::\s*(.*?))? -->\n *$")
 EXIT = re.compile(r"#.*\bexit (\d+)\s*$")
 
 
@@ -58,7 +59,7 @@ def blocks(page: Path) -> list[Block]:
                 page,
                 before.count("\n") + 1,
                 m.group(1),
-                m.group(2),
+                textwrap.dedent(m.group(2)),
                 mark.group(1) if mark else None,
                 options,
                 (mark.group(2) or "") if mark else "",

@@ -24,6 +24,8 @@ SCHEME_OF = {
     "vllm-per-group-ue8m0": "per-group",
     "ocp-floor": "mxfp8",
     "rceil": "mxfp8",
+    "torchao-0.18-float8-tensorwise": "per-tensor",
+    "torchao-0.18-float8-rowwise": "per-token",
 }
 # every GQ rule (the scale rules and the NVFP4 rules, each with its element path modelled)
 GQ_SCHEME_OF = {**SCHEME_OF, **dict.fromkeys(NVFP4_RULES, "nvfp4")}
@@ -59,7 +61,7 @@ def test_the_port_passes_gq_and_the_record_counts_it(name: str) -> None:
     tensor = GQ_SCHEME_OF[name] in ("per-tensor", "nvfp4")
     calls = 2 if GQ_SCHEME_OF[name] == "nvfp4" else 1  # nvfp4: the own and a 1.5x global amax
     nvfp4 = GQ_SCHEME_OF[name] == "nvfp4"  # its two formula-split cases add three tensors each
-    want = 2 * calls * (94 if tensor else 13)
+    want = 2 * calls * (99 if tensor else 14)
     assert result.cases == want and result.assertions == result.cases
     assert result.words > 10_000 and result.mismatches == result.assertions_failed == 0
     labels = set(case_labels("e2m1fn" if nvfp4 else "e4m3fn"))
@@ -86,8 +88,9 @@ def test_the_command_runs_every_port_or_the_ones_named(
     assert main(["gates", "--gate", "GQ", "--json", str(path)]) == 0
     rows = json.loads(path.read_text())
     assert [(r["kernel"], r["scheme"], r["rule"]) for r in rows] == [
-        (n, GQ_SCHEME_OF[n], n) for n in GQ_SCHEME_OF
+        (n, s, n) for s, names in GQ_RULES.items() for n in names
     ]
+    assert sorted(r["rule"] for r in rows) == sorted(GQ_SCHEME_OF)
     assert {r["status"] for r in rows} == {"PASS"} and all(r["words"] > 10_000 for r in rows)
     out = capsys.readouterr().out
     assert "GQ rceil: scheme mxfp8, rule rceil" in out

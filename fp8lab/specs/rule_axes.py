@@ -1,0 +1,119 @@
+"""The axes of a scale rule: each an enumeration of the named choices a rule makes.
+
+A :class:`fp8lab.specs.scale_rules.ScaleRule` takes one value of each; the
+exact reference and the port both read them.
+"""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = [
+    "AmaxNan",
+    "Apply",
+    "Clamp",
+    "Granularity",
+    "NanCode",
+    "Pow2",
+    "Quotient",
+    "Storage",
+]
+
+
+class Granularity(enum.Enum):
+    """What one scale covers: the tensor, a row (token), or ``block`` elements of a row."""
+
+    TENSOR = "tensor"
+    ROW = "row"
+    BLOCK = "block"
+
+
+class AmaxNan(enum.Enum):
+    """NaN in the scale-side max/min (amax reduction, eps floor, ``scale_ub``, ``min_scale``).
+
+    ``SKIP`` is C ``fmaxf``/``fminf`` (CUDA kernels); ``PROPAGATE`` is
+    ``torch.amax`` / ``Tensor.max`` / ``torch.clamp``, where NaN wins.
+    """
+
+    SKIP = "skip"
+    PROPAGATE = "propagate"
+
+
+class Apply(enum.Enum):
+    """How a quotient is formed: ``a / b``, or ``a * (1 / b)`` with the reciprocal rounded first.
+
+    ``MULTIPLY`` is the element step of a multiplier scale (``x * s``), and only that.
+    """
+
+    DIVIDE = "divide"
+    RECIPROCAL = "reciprocal"
+    MULTIPLY = "multiply"
+
+
+class Quotient(enum.Enum):
+    """The precision of the scale formula: the amax floor, its bound and the quotient.
+
+    ``FLOAT32`` rounds each step to float32. ``FLOAT64`` computes them in
+    float64 and rounds the scale to float32 once (torchao's ``amax_to_scale``).
+    """
+
+    FLOAT32 = "float32"
+    FLOAT64 = "float64"
+
+
+class Storage(enum.Enum):
+    """What the stored scale is: a divisor (``amax / M``; ``x / s``) or a multiplier (``M / amax``).
+
+    With ``MULTIPLIER`` the formula is ``M (scale_from) amax`` and the elements
+    are ``x * s`` (``apply = "multiply"``): torchao's float8 training scale.
+    """
+
+    DIVISOR = "divisor"
+    MULTIPLIER = "multiplier"
+
+
+class NanCode(enum.Enum):
+    """Which NaN code is right where the element is NaN.
+
+    ``CANONICAL``: the format's positive NaN code (a GPU's float32 arithmetic
+    makes positive NaNs). ``ANY``: every NaN code of the format is the same NaN
+    (a CPU's arithmetic makes NaNs of either sign; torchao's own bitwise tests
+    compare NaN codes as equal).
+    """
+
+    CANONICAL = "canonical"
+    ANY = "any"
+
+
+class Pow2(enum.Enum):
+    """Rounding the scale to a power of two, from the float32 exponent bits.
+
+    ``NONE`` keeps the float32 scale. ``CEIL_BITS`` is vLLM's UE8M0 scale, a
+    float32 ``2**(exp + (mantissa != 0))`` (the bit form its register kernel
+    states is equal to ``exp2f(ceilf(log2f(s)))``). ``OCP_FLOOR`` is OCP MX v1.0
+    §6.3's ``2**(floor(log2(amax)) - emax_elem)`` as an e8m0 byte, with the
+    exponent read from the bits (torchao FLOOR). ``RCEIL`` is NVIDIA's rule, the
+    e8m0 byte of ``amax * float32(1/max_elem)`` rounded up (torchao
+    ``_f32_to_e8m0_rceil``; TE ``float_to_e8m0``).
+    """
+
+    NONE = "none"
+    CEIL_BITS = "ceil-bits"
+    OCP_FLOOR = "ocp-floor"
+    RCEIL = "rceil"
+
+
+class Clamp(enum.Enum):
+    """The clamp before the cast, which decides where NaN goes.
+
+    ``MIN_THEN_MAX`` is ``fmaxf(-M, fminf(x, M))``: NaN -> +M (vLLM common.cuh).
+    ``MAX_THEN_MIN`` is ``fminf(fmaxf(x, -M), M)``: NaN -> -M (vLLM per-group).
+    ``TORCH`` is ``torch.clamp(x, -M, M)``: NaN passes, and finite values are
+    clamped as the SATFINITE cast would clamp them anyway.
+    ``NONE`` leaves it to the SATFINITE cast: NaN -> the NaN code.
+    """
+
+    MIN_THEN_MAX = "min-then-max"
+    MAX_THEN_MIN = "max-then-min"
+    TORCH = "torch"
+    NONE = "none"
