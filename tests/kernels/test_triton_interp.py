@@ -20,7 +20,13 @@ import numpy as np
 import pytest
 
 from fp8lab.codecs import encode
-from fp8lab.studies.triton_interp import INTERPRETER_PROOFS, interpreter_proofs
+from fp8lab.studies.triton_interp import (
+    INTERPRETER_PROOFS,
+    expected,
+    interpreter_proofs,
+    nan_patterns,
+)
+from fp8lab.sweeps.exhaustive import run_exhaustive
 from fp8lab.sweeps.range_run import RangeRun
 
 pytest.importorskip("triton", reason="triton is not installed (optional: the triton extra)")
@@ -46,6 +52,7 @@ def test_the_replaced_conversion_is_the_hardwares(fmt: str, name: str) -> None:
     )
     got = getattr(triton_interp, f"hardware_{name}")(x)
     want = encode(x, fmt, saturate=True, nan="canonical")
+    want[np.isnan(x)] = 0x7F  # the GPU's NaN in both formats (0x7E is e5m2's canonical one)
     assert np.array_equal(got, want)
 
 
@@ -58,9 +65,20 @@ def test_the_stock_conversion_drops_the_carry() -> None:
 def test_the_proofs_pass_replaced_and_fail_stock_on_a_binade() -> None:
     run = RangeRun(start=0x3F800000, stop=0x40000000, workers=1)
     records = interpreter_proofs(run)
-    assert [r.status.value for r in records] == [e for _, _, e in INTERPRETER_PROOFS]
+    whats = [what for _, _, what in INTERPRETER_PROOFS]
+    assert all(expected(r, what) for r, what in zip(records, whats, strict=True))
+    assert [r.status.value for r in records] == ["PASS", "PASS", "FAIL"]  # no NaN in the binade
     assert all(r.examined == 1 << 23 for r in records)
     assert records[-1].mismatches > 0 and records[-1].mismatches_by_class["other"] > 0
+
+
+def test_the_e5m2_record_counts_exactly_the_nan_inputs() -> None:
+    run = RangeRun(start=0x7F000000, stop=0x80000000, workers=1)
+    record = run_exhaustive(INTERPRETER_PROOFS[1][0], "scan", "e5m2", saturate=True, run=run)
+    assert record.mismatches == 0 and record.nan_code_mismatches == (1 << 23) - 1
+    assert nan_patterns(0x7F000000, 0x80000000) == (1 << 23) - 1
+    assert expected(record, "agrees but NaN 0x7F") and not expected(record, "agrees")
+    assert nan_patterns(0, 1 << 32) == 16_777_214
 
 
 def _gates(kernel: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -82,6 +100,20 @@ def test_the_triton_example_passes_gq_and_its_reciprocal_twin_fails() -> None:
     assert "RuntimeWarning" not in good.stderr
     bad = _gates("my_triton_quant:quant_reciprocal")
     assert bad.returncode == 1 and "FAIL" in bad.stdout, bad.stdout + bad.stderr
+
+
+def test_a_kernel_that_divides_float32_with_a_slash_is_told_once(tmp_path: Path) -> None:
+    source = (EXAMPLE / "my_triton_quant.py").read_text()
+    slash = source.replace("tl.math.div_rn(absmax, fp8_max)", "absmax / fp8_max")
+    (tmp_path / "slash_quant.py").write_text(slash)
+    args = ["--gate", "GQ", "--scheme", "per-group", "--rule", "vllm-per-group"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "fp8lab", "gates", *args, "--arrays", "triton",
+         "--kernel", "slash_quant:quant"],
+        capture_output=True, text=True, check=False, cwd=tmp_path, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # exact division here: the rule's
+    assert proc.stderr.count(triton_interp.DIVISION_NOTE) == 1
 
 
 def test_without_triton_arrays_triton_is_one_line(tmp_path: Path) -> None:

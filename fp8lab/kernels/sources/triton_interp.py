@@ -10,8 +10,15 @@ interpreter's conversions to and from ``tl.float8e4nv`` (e4m3fn) and
 ``tl.float8e5`` (e5m2) with fp8lab's exact codec, following PTX
 ``cvt.rn.satfinite``: round to nearest even on the exact value, a finite
 overflow or an infinity saturates to the largest finite value of its sign,
-and NaN gives the canonical NaN (0x7F for e4m3fn, 0x7E for e5m2). Other
-conversions stay the interpreter's.
+and NaN gives 0x7F in both formats (the code an H200 gives, with the sign
+dropped: ``scripts/gpu-check`` compares Triton's compiled conversion with
+this one on all 2^32 inputs). Other conversions stay the interpreter's.
+
+One difference it does not remove: Triton compiles ``/`` on float32 to
+``div.full.f32``, an approximation (within 2 ulp) whose bits no specification
+fixes, where the interpreter divides exactly (IEEE). A kernel that divides
+float32 with ``/`` is told so on stderr, once: on a GPU its quotients can
+differ from these by an ulp (``tl.math.div_rn`` is the IEEE division).
 
 ``--arrays triton`` selects this for a kernel: its process sets
 ``TRITON_INTERPRET=1`` and installs the conversion before it imports the
@@ -28,14 +35,19 @@ imported only here, only when asked for.
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from fp8lab.codecs import decode, encode
 
 __all__ = [
+    "DIVISION_NOTE",
+    "HARDWARE_NAN",
+    "hardware_codes",
     "hardware_e4m3fn",
     "hardware_e5m2",
     "prepare_interpreter",
@@ -71,6 +83,21 @@ def triton_version() -> str:
 
 def _formats(tl: Any) -> dict[Any, str]:
     return {tl.float8e4nv: "e4m3fn", tl.float8e5: "e5m2"}
+
+
+HARDWARE_NAN = 0x7F  # cvt.rn.satfinite's NaN for e4m3x2 and e5m2x2 alike, sign dropped
+DIVISION_NOTE = (
+    "fp8lab: this Triton kernel divides float32 with '/', which NVIDIA GPUs run as "
+    "div.full.f32 (approximate, within 2 ulp); here it divides exactly, so a quotient can "
+    "differ from the GPU's by an ulp (tl.math.div_rn is the exact division)"
+)
+
+
+def hardware_codes(values: np.ndarray, fmt: str) -> npt.NDArray[np.uint8]:
+    """float32 ``values`` as ``cvt.rn.satfinite`` converts them: RNE, saturating, NaN 0x7F."""
+    codes = encode(values, fmt, saturate=True, nan="canonical")
+    codes[np.isnan(values)] = HARDWARE_NAN
+    return codes
 
 
 def _as_float32(data: np.ndarray, dtype: Any, tl: Any) -> np.ndarray | None:
@@ -113,7 +140,7 @@ def use_hardware_float8() -> None:
         if dst_ty in fmts and rounding_mode in (None, interpreter._ir.ROUNDING_MODE.RTNE):
             values = _as_float32(src.data, src_ty, tl)
             if values is not None:
-                codes = encode(values, fmts[dst_ty], saturate=True, nan="canonical")
+                codes = hardware_codes(values, fmts[dst_ty])
                 return interpreter.TensorHandle(codes.reshape(np.shape(src.data)), dst_ty)
         if src_ty in fmts:
             decoded = decode(np.asarray(src.data, np.uint8), fmts[src_ty], dtype=np.float32)
@@ -122,7 +149,16 @@ def use_hardware_float8() -> None:
                 return interpreter.TensorHandle(data.reshape(np.shape(src.data)), dst_ty)
         return stock(self, src, dst_type, rounding_mode)
 
+    divide = builder.create_fdiv
+
+    def create_fdiv(self: Any, lhs: Any, rhs: Any) -> Any:
+        if lhs.dtype.scalar == tl.float32 and "told" not in _INSTALLED:
+            _INSTALLED["told"] = True
+            print(DIVISION_NOTE, file=sys.stderr, flush=True)
+        return divide(self, lhs, rhs)
+
     builder.create_fp_to_fp = create_fp_to_fp
+    builder.create_fdiv = create_fdiv
     _INSTALLED["create_fp_to_fp"] = stock
 
 
