@@ -15,7 +15,7 @@ import numpy.typing as npt
 from fp8lab.codecs import decode
 from fp8lab.kernels.scheme import scheme_quant
 from fp8lab.populations.schemes import scheme_population
-from fp8lab.specs.scale_rules import RULES, Granularity, ScaleRule, get_rule
+from fp8lab.specs.scale_rules import RULES, Granularity, ScaleRule, Storage, get_rule
 
 __all__ = ["ERROR_K", "ErrorRow", "dequantize", "relative_errors", "scheme_errors"]
 
@@ -26,6 +26,8 @@ def dequantize(codes: np.ndarray, scales: np.ndarray, rule: str | ScaleRule) -> 
     """``decode(code) * scale`` in float64, each scale broadcast over what it covers.
 
     e8m0 scale bytes decode as ``2**(byte - 127)``; byte 255 is NaN (OCP MX v1.0, E8M0).
+    A multiplier scale (``storage = "multiplier"``) divides instead: ``decode(code) /
+    scale``, rounded once in float64.
 
     Raises:
         ValueError: for an unknown rule or codes that are not [M, K].
@@ -48,7 +50,11 @@ def dequantize(codes: np.ndarray, scales: np.ndarray, rule: str | ScaleRule) -> 
     else:
         assert spec.block is not None
         per_word = np.repeat(s.reshape(m, k // spec.block), spec.block, axis=1)
-    out: np.ndarray = values * per_word
+    if spec.storage is Storage.MULTIPLIER:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out: np.ndarray = values / per_word
+        return out
+    out = values * per_word
     return out
 
 

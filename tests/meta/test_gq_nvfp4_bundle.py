@@ -46,9 +46,9 @@ def test_the_cpp_runner_with_the_nvfp4_library_closes_the_loop(
     cmd = ["g++", "-O2", "-std=c++17", "-Wall", "-Wextra", "-Werror", f"-I{ABI_HEADER.parent}"]
     subprocess.run([*cmd, *flags, str(RUNNER), str(KERNEL), "-o", str(exe)], check=True)
     run = subprocess.run([str(exe), str(mine)], capture_output=True, text=True, check=False)
-    assert run.returncode == 0 and "376 of 376 outputs written" in run.stdout, run.stderr
+    assert run.returncode == 0 and "396 of 396 outputs written" in run.stdout, run.stderr
     capsys.readouterr()
     got = main(["gates", "--gate", "GQ", *RULE, "--outputs", str(mine), "--json", "-"])
     out, _ = capsys.readouterr()
     (row,) = json.loads(out[out.index("[") :])
-    assert (got, row["status"], row["cases"]) == (0 if status == "PASS" else 1, status, 376)
+    assert (got, row["status"], row["cases"]) == (0 if status == "PASS" else 1, status, 396)

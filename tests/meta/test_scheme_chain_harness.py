@@ -25,15 +25,15 @@ from fp8lab.mutants.scheme_mutants import SchemeMutant, SchemeSubject, scheme_su
 from fp8lab.populations.schemes import scheme_population
 
 RUNNERS = runner.gate_runners(["GQ", "GF"])
-GQ26, GF80 = {"GQ": 26}, {"GF": 80}  # the unmutated ports' case counts
+GQ28, GF80 = {"GQ": 28}, {"GF": 80}  # the unmutated ports' case counts
 
 
 def test_the_unmutated_scheme_port_survives() -> None:
     noop = SchemeMutant((("per-group", "vllm-per-group"), ("mxfp8", "rceil")), ())
     build = partial(scheme_subjects, "noop", noop)
-    result = judge("noop", "no edit", "scheme", build, RUNNERS, GQ26)
+    result = judge("noop", "no edit", "scheme", build, RUNNERS, GQ28)
     assert result.built and result.verdict is MutantVerdict.SURVIVED
-    assert result.failed_assertions == result.moved_words == 0 and result.assertions == 52
+    assert result.failed_assertions == result.moved_words == 0 and result.assertions == 56
     assert not result.case_count_changed
 
 
@@ -46,7 +46,7 @@ def test_the_unmutated_chain_port_survives() -> None:
 
 def test_a_stale_edit_is_incompetent_not_the_port() -> None:
     stale = SchemeMutant((("per-group", "vllm-per-group"),), (("no such text", "x"),))
-    result = judge("stale", "stale", "scheme", partial(scheme_subjects, "s", stale), RUNNERS, GQ26)
+    result = judge("stale", "stale", "scheme", partial(scheme_subjects, "s", stale), RUNNERS, GQ28)
     assert result.verdict is MutantVerdict.INCOMPETENT and "occurs 0 times" in result.build_error
     with pytest.raises(ValueError, match="occurs 2 times"):
         SourcePatch("fp8lab.kernels.chain", (('t["silu"] = a = _silu_f32(g)\n', ""),)).text()

@@ -7,7 +7,7 @@ import pytest
 
 from fp8lab.codecs import decode
 from fp8lab.kernels.scheme import scheme_quant
-from fp8lab.specs.scale_rules import RULES, Granularity
+from fp8lab.specs.scale_rules import RULES, Granularity, Storage
 from fp8lab.studies.scheme_errors import ERROR_K, dequantize, relative_errors, scheme_errors
 
 
@@ -34,7 +34,8 @@ def test_dequantize_broadcasts_each_scale_over_what_it_covers(name: str) -> None
         else:
             s = scales[i, j // (rule.block or 1)]
         s = 2.0 ** (int(s) - 127) if rule.scale_format == "e8m0fnu" else float(s)
-        assert got[i, j] == values[i, j] * s
+        multiplier = rule.storage is Storage.MULTIPLIER  # torchao's 448 / amax: divide by it
+        assert got[i, j] == (values[i, j] / s if multiplier else values[i, j] * s)
     with pytest.raises(ValueError, match=r"\[M, K\]"):
         dequantize(codes.reshape(-1), scales, name)
 
@@ -62,3 +63,11 @@ def test_scheme_errors_per_rule() -> None:
     by = {r.rule: r for r in rows}
     assert by["vllm-per-tensor"].flushed_to_zero > 8 * ERROR_K // 2
     assert by["vllm-per-group"].flushed_to_zero == 0 and by["rceil"].max < 0.5
+
+
+def test_a_multiplier_scale_divides() -> None:
+    rule = "torchao-0.18-float8-tensorwise"
+    x = np.float32([[3.0, -1.5, 0.25, 100.0]])
+    codes, scales = scheme_quant(x, rule)
+    got = dequantize(codes, scales, rule)
+    assert np.all(np.abs(got - x) <= 0.07 * np.abs(x))  # e4m3fn's half step, not 448 / amax off
