@@ -83,6 +83,13 @@ PY_PAGES = [p for p in PAGES if any(b.lang == "python" for b in blocks(p))]
 SHELL = [b for p in PAGES for b in blocks(p) if b.lang in ("", "sh") and b.mark == "run"]
 
 
+def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``argv`` in ``cwd`` as a reader runs it: ``.venv/bin`` first on PATH, output kept."""
+    return subprocess.run(
+        argv, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=600, check=False
+    )
+
+
 def run_python_page(page: Path, tmp_path: Path) -> None:
     """Run ``page``'s python blocks; AssertionError names the first that fails."""
     for block in blocks(page):
@@ -96,15 +103,7 @@ def run_python_page(page: Path, tmp_path: Path) -> None:
             "    if _name.startswith('test_') and callable(_f):\n"
             "        _f()\n"
         )
-        proc = subprocess.run(
-            [sys.executable, "-c", script],
-            cwd=cwd,
-            env=_env(),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        proc = _run([sys.executable, "-c", script], cwd)
         assert proc.returncode == 0, f"{page.name}:{block.line}\n{proc.stderr[-3000:]}"
 
 
@@ -119,15 +118,7 @@ def run_shell_block(block: Block) -> None:
             cwd = (cwd / command[3:].strip()).resolve()
             continue
         want = int(m.group(1)) if (m := EXIT.search(line)) else 0
-        proc = subprocess.run(
-            shlex.split(command),
-            cwd=cwd,
-            env=_env(),
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
+        proc = _run(shlex.split(command), cwd)
         assert proc.returncode == want, f"{block.page.name}:{block.line} {command}\n{proc.stderr}"
 
 
