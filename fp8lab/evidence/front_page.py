@@ -36,7 +36,7 @@ STYLE = (
     "body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;"
     "color:#222}table{border-collapse:collapse;margin:.5em 0 1.5em;width:100%;"
     "table-layout:auto}td,th{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;"
-    "vertical-align:top;overflow-wrap:break-word}th{background:#f4f4f4}td.n{text-align:right;"
+    "vertical-align:top;overflow-wrap:anywhere}th{background:#f4f4f4}td.n{text-align:right;"
     "white-space:nowrap}.badge{font-weight:bold;padding:1px 6px;border-radius:3px;"
     "white-space:nowrap}.PASS,.fresh,.complete,.KILLED{background:#d7f5dd;color:#0a5c1a}"
     ".FAIL,.stale,.failed,.corrupt,.SURVIVED{background:#fdd;color:#8a0000}"
@@ -150,15 +150,15 @@ def gates_section(gates: Sequence[dict[str, Any]]) -> str:
     )
 
 
-def _expected(gate: dict[str, Any]) -> str:
+def _expected(record: dict[str, Any]) -> str:
     """``expected FAIL`` beside a declared negative control; a warning when it did not hold."""
-    want = gate.get("expected_status")
+    want = record.get("expected_status")
     if want is None:
         return ""
-    why = _e(gate.get("expected_why") or "")
-    if want == gate.get("status"):
+    why = _e(record.get("expected_why") or "")
+    if want == record.get("status"):
         return f" <span class='expected'>expected {_e(want)}</span> <small>{why}</small>"
-    return f" <span class='badge FAIL'>expected {_e(want)}, got {_e(gate.get('status'))}</span>"
+    return f" <span class='badge FAIL'>expected {_e(want)}, got {_e(record.get('status'))}</span>"
 
 
 def nan_class(proof: dict[str, Any]) -> str:
@@ -187,12 +187,14 @@ def proofs_section(proofs: Sequence[dict[str, Any]]) -> str:
             count(p["mismatches"]),
             nan_class(p),
             seconds(p.get("wall_seconds")),
-            badge(p.get("status")),
+            badge(p.get("status")) + _expected(p),
             _links(p.get("runs") or [p["run"]]),
         )
         for p in proofs
     ]
     passed = sum(1 for p in proofs if p.get("status") == "PASS")
+    expected = sum(1 for p in proofs if expected_fail(p))
+    also = f" ({expected} of the FAILs expected)" if expected else ""
     head = (
         "compared",
         "format",
@@ -206,7 +208,7 @@ def proofs_section(proofs: Sequence[dict[str, Any]]) -> str:
         "run",
     )
     return (
-        f"<h2 id='proofs'>Proofs</h2><p>{passed} of {len(proofs)} exhaustive proofs PASS.</p>"
+        f"<h2 id='proofs'>Proofs</h2><p>{passed} of {len(proofs)} exhaustive proofs PASS{also}.</p>"
         + table(head, rows, {4, 5, 7})
     )
 

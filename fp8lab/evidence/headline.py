@@ -33,9 +33,11 @@ __all__ = [
 
 GATE_FIELDS = frozenset({"gate", "kernel", "status", "cases", "assertions", "words", "reason"})
 PROOF_FIELDS = frozenset({"a", "b", "format", "examined", "mismatches", "nan_code_mismatches"})
-# A notebook's expected verdicts (rows: gate, kernel, expected_status, why), e.g.
-# gemm_pipeline's negative control. They annotate a gate record; they never change it.
+# A notebook's expected verdicts, e.g. gemm_pipeline's negative control: rows of
+# expected_status and why, plus the fields that name the record (a gate: gate, kernel;
+# a proof: a, b, format). They annotate a record; they never change it.
 EXPECTED_TABLE = "expected_verdicts"
+_NOTE_FIELDS = frozenset({"expected_status", "why"})
 
 
 def number(value: Any) -> float | int | None:
@@ -70,6 +72,43 @@ def _files(directory: Path, *patterns: str) -> list[Path]:
     return sorted(p for pattern in patterns for p in directory.glob(pattern) if p.is_file())
 
 
+def _expected_notes(directory: Path) -> list[dict[str, Any]]:
+    """The run's expected verdicts that name a record by at least one field."""
+    return [
+        r
+        for r in _table(directory, EXPECTED_TABLE)
+        if "expected_status" in r and r.keys() - _NOTE_FIELDS
+    ]
+
+
+def _annotated(record: dict[str, Any], notes: list[dict[str, Any]]) -> dict[str, Any]:
+    """``record`` with ``expected_status`` and ``expected_why`` from the first note naming it.
+
+    A note names a record when each of its naming fields is in the record, equal
+    as text.
+    """
+    for note in notes:
+        names = note.keys() - _NOTE_FIELDS
+        if all(k in record and str(record[k]) == str(note[k]) for k in names):
+            return {
+                **record,
+                "expected_status": note["expected_status"],
+                "expected_why": note.get("why") or "",
+            }
+    return record
+
+
+def _records(directory: Path, fields: frozenset[str], *patterns: str) -> list[dict[str, Any]]:
+    """Every row with ``fields`` in the files ``patterns`` match, annotated, with ``file``."""
+    notes = _expected_notes(directory)
+    return [
+        _annotated({**row, "file": path.relative_to(directory).as_posix()}, notes)
+        for path in _files(directory, *patterns)
+        for row in _rows(path)
+        if row.keys() >= fields
+    ]
+
+
 def gate_records(directory: Path) -> list[dict[str, Any]]:
     """Every gate record a run wrote, each with ``file``: where it came from.
 
@@ -78,37 +117,21 @@ def gate_records(directory: Path) -> list[dict[str, Any]]:
     kernel) gains ``expected_status`` and ``expected_why``; its ``status`` stays
     what the gate recorded.
     """
-    expected = {
-        (str(r.get("gate")), str(r.get("kernel"))): r
-        for r in _table(directory, EXPECTED_TABLE)
-        if r.keys() >= {"gate", "kernel", "expected_status"}
-    }
-    found = []
-    for path in _files(directory, "gates.json", "tables/*.json"):
-        for row in _rows(path):
-            if row.keys() >= GATE_FIELDS:
-                record = {**row, "file": path.relative_to(directory).as_posix()}
-                note = expected.get((str(row["gate"]), str(row["kernel"])))
-                if note is not None:
-                    record["expected_status"] = note["expected_status"]
-                    record["expected_why"] = note.get("why") or ""
-                found.append(record)
-    return found
+    return _records(directory, GATE_FIELDS, "gates.json", "tables/*.json")
 
 
-def expected_fail(gate: dict[str, Any]) -> bool:
-    """Whether ``gate`` is a FAIL its run declared expected (a negative control)."""
-    return gate.get("status") == "FAIL" and gate.get("expected_status") == "FAIL"
+def expected_fail(record: dict[str, Any]) -> bool:
+    """Whether ``record`` (a gate or a proof) is a FAIL its run declared expected."""
+    return record.get("status") == "FAIL" and record.get("expected_status") == "FAIL"
 
 
 def proof_records(directory: Path) -> list[dict[str, Any]]:
-    """Every exhaustive proof record a run wrote (``exhaustive/*.json``, ``tables/*.json``)."""
-    found = []
-    for path in _files(directory, "exhaustive/*.json", "tables/*.json"):
-        for row in _rows(path):
-            if row.keys() >= PROOF_FIELDS:
-                found.append({**row, "file": path.relative_to(directory).as_posix()})
-    return found
+    """Every exhaustive proof record a run wrote (``exhaustive/*.json``, ``tables/*.json``).
+
+    Annotated as :func:`gate_records` annotates gates, by a note naming the
+    proof's ``a``, ``b`` and ``format``.
+    """
+    return _records(directory, PROOF_FIELDS, "exhaustive/*.json", "tables/*.json")
 
 
 def merge_same(records: list[dict[str, Any]], fields: tuple[str, ...]) -> list[dict[str, Any]]:

@@ -231,10 +231,12 @@ def front_page(
     statuses = [str(g["status"]) for g in gates]
     expected = sum(1 for g in gates if expected_fail(g))
     fails = f"{statuses.count('FAIL')} FAIL" + (f" ({expected} expected)" if expected else "")
+    proofs_expected = sum(1 for p in proofs if expected_fail(p))
     summary_line = (
         f"Gates: {statuses.count('PASS')} PASS, {fails}, "
         f"{statuses.count('PENDING')} PENDING. Proofs: "
-        f"{sum(1 for p in proofs if p.get('status') == 'PASS')} of {len(proofs)} PASS. "
+        f"{sum(1 for p in proofs if p.get('status') == 'PASS')} of {len(proofs)} PASS"
+        + (f" ({proofs_expected} of the FAILs expected). " if proofs_expected else ". ")
         + _summary_of_runs([v for v, _ in shown])
     )
     html = fp.page(

@@ -48,6 +48,9 @@ def gate(
     }
 
 
+LONG_ENCODER = "a_package.with_a_long_module_path.kernels.sources.interpreter:hardware_e5m2"
+
+
 def proof(a: str, b: str, fmt: str, mismatches: int = 0, nan_codes: int = 0) -> dict[str, Any]:
     """An exhaustive record with the fields of ``ExhaustiveRecord`` the page reads."""
     return {
@@ -150,6 +153,17 @@ def build_results(results: Path) -> dict[str, Path]:
                 gate("G2", "upstream", "PENDING", 0, 0, 0, "owed: no CUDA device"),
             ],
             "exhaustive/fast-vs-scan-e4m3fn.json": proof("fast", "scan", "e4m3fn"),
+            # a negative control with a name no line break fits (a MODULE:FUNC encoder)
+            "exhaustive/control.json": proof(LONG_ENCODER, "scan", "e5m2", nan_codes=7),
+            "tables/expected_verdicts.json": [
+                {
+                    "a": LONG_ENCODER,
+                    "b": "scan",
+                    "format": "e5m2",
+                    "expected_status": "FAIL",
+                    "why": "a planted NaN code",
+                },
+            ],
         },
     )
     mutation = file_run(

@@ -93,6 +93,31 @@ def test_proof_records_read_exhaustive_and_tables(tmp_path: Path) -> None:
     assert [p["format"] for p in proof_records(tmp_path)] == ["e5m2"]
 
 
+def test_a_proof_declared_expected_is_annotated_never_changed(tmp_path: Path) -> None:
+    (tmp_path / "exhaustive").mkdir()
+    (tmp_path / "tables").mkdir()
+    (tmp_path / "exhaustive" / "p.json").write_text(json.dumps(proof("x", "scan", "e5m2", 0, 3)))
+    (tmp_path / "exhaustive" / "q.json").write_text(json.dumps(proof("y", "scan", "e5m2")))
+    notes = [
+        {"a": a, "b": "scan", "format": "e5m2", "expected_status": "FAIL", "why": "w"}
+        for a in ("x", "y")
+    ]
+    (tmp_path / "tables" / "expected_verdicts.json").write_text(json.dumps(notes))
+    got = {p["a"]: p for p in proof_records(tmp_path)}
+    assert (got["x"]["status"], got["x"]["expected_status"]) == ("FAIL", "FAIL")
+    assert (got["y"]["status"], got["y"]["expected_status"]) == ("PASS", "FAIL")
+    html = fp.proofs_section([{**p, "run": {"kind": "k"}} for p in got.values()])
+    assert "1 of 2 exhaustive proofs PASS (1 of the FAILs expected)" in html
+    assert "expected FAIL, got PASS" in html  # a declared control that did not fail is flagged
+
+
+def test_the_front_page_counts_expected_proof_fails(tmp_path: Path) -> None:
+    build_results(tmp_path)
+    html = front_page(tmp_path, notebooks={})[1]
+    assert "Proofs: 1 of 2 PASS (1 of the FAILs expected)." in html
+    assert "a planted NaN code" in html
+
+
 def test_merge_same_keeps_differing_records_apart() -> None:
     a, b = {"kind": "x"}, {"kind": "y"}
     rows = [{"v": 1, "run": a}, {"v": 1, "run": b}, {"v": 2, "run": b}]

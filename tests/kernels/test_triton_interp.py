@@ -23,6 +23,7 @@ from fp8lab.codecs import encode
 from fp8lab.studies.triton_interp import (
     INTERPRETER_PROOFS,
     expected,
+    expected_verdicts,
     interpreter_proofs,
     nan_patterns,
 )
@@ -79,6 +80,14 @@ def test_the_e5m2_record_counts_exactly_the_nan_inputs() -> None:
     assert nan_patterns(0x7F000000, 0x80000000) == (1 << 23) - 1
     assert expected(record, "agrees but NaN 0x7F") and not expected(record, "agrees")
     assert nan_patterns(0, 1 << 32) == 16_777_214
+
+
+def test_the_expected_fails_are_the_stock_conversion_and_e5m2_where_nan_is() -> None:
+    def named(run: RangeRun) -> list[tuple[str, str]]:
+        return [(n["a"].rsplit(":", 1)[1], n["format"]) for n in expected_verdicts(run)]
+
+    assert named(RangeRun()) == [("hardware_e5m2", "e5m2"), ("stock_e4m3fn", "e4m3fn")]
+    assert named(RangeRun(start=0x3F000000, stop=0x40000000)) == [("stock_e4m3fn", "e4m3fn")]
 
 
 def _gates(kernel: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

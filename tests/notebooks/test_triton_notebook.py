@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from fp8lab.evidence.execute import NOTEBOOKS_DIR, run_notebook
+from fp8lab.evidence.headline import proof_records
 
 pytestmark = [pytest.mark.notebook, pytest.mark.slow]
 
@@ -21,3 +22,5 @@ def test_triton_interpreter_smoke_run(tmp_path: Path) -> None:
     assert [r["status"] for r in records] == ["PASS", "PASS", "FAIL"]
     assert all(r["examined"] == 1 << 24 for r in records)
     assert records[2]["mismatches"] > 0 == records[0]["mismatches"] + records[1]["mismatches"]
+    shown = [(p["status"], p.get("expected_status")) for p in proof_records(run)]
+    assert shown == [("PASS", None), ("PASS", None), ("FAIL", "FAIL")]  # the smoke range has no NaN
