@@ -28,9 +28,16 @@ from typing import Any
 
 from fp8lab.evidence.declared import declared_files, run_file_problems
 from fp8lab.evidence.manifest import RunRecord, file_problems, scan_runs
-from fp8lab.evidence.parameters import ParameterError, declared_parameters, non_default
 from fp8lab.evidence.provenance import code_hash, pins_hash
-from fp8lab.sweeps.range_run import ALL_PATTERNS
+from fp8lab.evidence.published_params import (
+    PROOF_KINDS,
+    PROOFS,
+    PROOFS_MX,
+    differs_for,
+    notebook_differs,
+    proof_kinds,
+    proofs_differ,
+)
 
 __all__ = [
     "PROOFS",
@@ -50,9 +57,6 @@ __all__ = [
     "stale_reasons",
 ]
 
-PROOFS = "proofs"
-PROOFS_MX = "proofs-mx"  # fp8lab prove --plan mx
-PROOF_KINDS = (PROOFS, PROOFS_MX)
 STATUSES = ("fresh", "failed", "stale", "missing", "non-default", "corrupt")
 _INPUTS = {  # manifest field -> what a change of it means
     "code_hash": "package changed",
@@ -224,39 +228,6 @@ def judge(
     return Verdict(kind, "stale" if reasons else "fresh", run, "; ".join(reasons + notes))
 
 
-def _notebook_differs(path: Path) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    try:
-        defaults = {n: d.default for n, d in declared_parameters(path).items()}
-    except ParameterError:
-        defaults = {}
-
-    def differs(params: dict[str, Any]) -> dict[str, Any]:
-        changed = non_default(params, defaults)
-        if params.get("smoke"):
-            changed["smoke"] = params["smoke"]
-        return changed
-
-    return differs
-
-
-def _proofs_differ(params: dict[str, Any]) -> dict[str, Any]:
-    return {} if params.get("stop") == ALL_PATTERNS else {"stop": params.get("stop")}
-
-
-def differs_for(
-    kind: str, notebooks: dict[str, Path]
-) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """How a run of ``kind`` differs from its published parameters (``{}``: it does not).
-
-    A kind that is neither a notebook nor a proofs kind has no defaults to differ from.
-    """
-    if kind in notebooks:
-        return _notebook_differs(notebooks[kind])
-    if kind in PROOF_KINDS:
-        return _proofs_differ
-    return lambda params: {}
-
-
 def current_inputs(
     kind: str, notebooks: dict[str, Path], pins: dict[str, str] | None = None
 ) -> dict[str, str]:
@@ -271,21 +242,6 @@ def current_inputs(
     if kind in notebooks:
         inputs["notebook_sha256"] = hashlib.sha256(notebooks[kind].read_bytes()).hexdigest()
     return inputs
-
-
-def _proof_kinds(proofs: bool | Sequence[str], by_kind: dict[str, list[RunRecord]]) -> list[str]:
-    """The proofs kinds to check: as named, or ``proofs`` and any other one ever attempted."""
-    if not isinstance(proofs, bool):
-        return list(proofs)
-    if not proofs:
-        return []
-    tried = {
-        kind
-        for kind in PROOF_KINDS
-        for r in by_kind.get(kind, [])
-        if r.manifest["status"] != "partial" and not _proofs_differ(r.manifest["params"])
-    }
-    return [k for k in PROOF_KINDS if k == PROOFS or k in tried]
 
 
 def check_published(
@@ -309,11 +265,11 @@ def check_published(
     for name, path in notebooks.items():
         inputs = {**pins, "notebook_sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
         verdict = judge(
-            name, by_kind.get(name, []), _notebook_differs(path), inputs, declared_files(path)
+            name, by_kind.get(name, []), notebook_differs(path), inputs, declared_files(path)
         )
         rows.append(verdict.line())
-    for kind in _proof_kinds(proofs, by_kind):
-        rows.append(judge(kind, by_kind.get(kind, []), _proofs_differ, pins).line())
+    for kind in proof_kinds(proofs, by_kind):
+        rows.append(judge(kind, by_kind.get(kind, []), proofs_differ, pins).line())
     rows += [
         Freshness(r.directory.parent.name, "corrupt", r.relative, r.corrupt)
         for r in records

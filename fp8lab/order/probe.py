@@ -35,15 +35,24 @@ small value (60; -14, where 0.75·2**-14 is still an e4m3fn product).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from fp8lab.kernels.matmul_protocol import MatmulKernel
+from fp8lab.order.fp8_probe import FP8_SAFE_K, FP8_UNIT_EXP, Fp8MatmulProbe, e4m3_products
+from fp8lab.order.probe_common import (
+    LcaProbe,
+    ProbeError,
+    Row,
+    batches,
+    bits,
+    check_pairs,
+    count_units,
+    f32_row,
+)
 from fp8lab.runtime.guard import call_kernel
-from fp8lab.specs.formats import FORMATS
 
 __all__ = [
     "F32MatmulProbe",
@@ -59,67 +68,7 @@ __all__ = [
     "f32_row",
 ]
 
-T = TypeVar("T")
 MASK_F32 = np.float32(2.0**127)
-FP8_UNIT_EXP = -18
-FP8_SAFE_K = 2050  # units absorbed while u * 2**-18 <= 2**-7 = half an ulp of 448**2
-
-
-class ProbeError(ValueError):
-    """A probe's output is not a count of units: the kernel is not a sum of its inputs."""
-
-
-class LcaProbe(Protocol):
-    """``lca_sizes(i, js)``: for each j, the leaves under the node joining summands i and j."""
-
-    k: int
-    calls: int
-    queries: int
-    kind: str
-
-    def lca_sizes(self, i: int, js: Sequence[int]) -> list[int]: ...  # noqa: D102
-
-
-Row = Mapping[int, float]  # summand position -> value; every other summand is 0
-
-
-def _bits(value: Any) -> int:
-    return int(np.asarray(value, np.float32).reshape(()).view(np.uint32))
-
-
-def f32_row(k: int, row: Row) -> np.ndarray:
-    """A float32 summand vector of length K, zero except at ``row``'s positions.
-
-    Raises:
-        ValueError: for a position outside 0..K-1 or a value that is no float32.
-    """
-    x = np.zeros(k, np.float32)
-    for pos, v in row.items():
-        if not 0 <= pos < k or float(np.float32(v)) != v:
-            raise ValueError(f"summand {pos}: {v!r} is not a float32 in 0..{k - 1}")
-        x[pos] = v
-    return x
-
-
-def _count(value: Any, unit: float, k: int, i: int, j: int) -> int:
-    v = float(value)
-    units = v / unit
-    if not np.isfinite(v) or units != round(units) or not 0 <= units <= k - 2:
-        raise ProbeError(
-            f"probe (i={i}, j={j}) read {v!r}: not a count of units in [0, {k - 2}]"
-            " (the kernel is not an order-only sum, or rounds below float32)"
-        )
-    return k - round(units)
-
-
-def _check(k: int, pairs: Sequence[tuple[int, int]]) -> None:
-    for i, j in pairs:
-        if not (0 <= i < k and 0 <= j < k and i != j):
-            raise ValueError(f"want two distinct summands in 0..{k - 1}, got {i} and {j}")
-
-
-def _batches(items: Sequence[T], size: int) -> list[list[T]]:
-    return [list(items[s : s + size]) for s in range(0, len(items), size)]
 
 
 @dataclass
@@ -140,7 +89,7 @@ class SumProbe:
 
     def pair_sizes(self, pairs: Sequence[tuple[int, int]]) -> list[int]:
         """L(i, j) for each pair, one call each."""
-        _check(self.k, pairs)
+        check_pairs(self.k, pairs)
         out = []
         for i, j in pairs:
             x = np.ones(self.k, np.float32)
@@ -148,7 +97,7 @@ class SumProbe:
             self.calls += 1
             self.queries += 1
             got = np.asarray(call_kernel(self.func, x)).reshape(())
-            out.append(_count(got, 1.0, self.k, i, j))
+            out.append(count_units(got, 1.0, self.k, i, j))
         return out
 
     def sums(self, rows: Sequence[Row]) -> list[int]:
@@ -157,7 +106,7 @@ class SumProbe:
         for row in rows:
             self.calls += 1
             self.queries += 1
-            out.append(_bits(call_kernel(self.func, f32_row(self.k, row))))
+            out.append(bits(call_kernel(self.func, f32_row(self.k, row))))
         return out
 
 
@@ -188,9 +137,9 @@ class F32MatmulProbe:
 
     def pair_sizes(self, pairs: Sequence[tuple[int, int]]) -> list[int]:
         """L(i, j) for each pair: one call each, or per M of them with ``batch``."""
-        _check(self.k, pairs)
+        check_pairs(self.k, pairs)
         out: list[int] = []
-        for group in _batches(pairs, self.m if self.batch else 1):
+        for group in batches(pairs, self.m if self.batch else 1):
             a = np.ones((self.m, self.k), np.float32)
             b = np.ones((self.n, self.k), np.float32)
             rows = list(range(len(group))) if self.batch else [self.position[0]]
@@ -203,7 +152,7 @@ class F32MatmulProbe:
                 raise ProbeError(f"want a [{self.m},{self.n}] output, got shape {got.shape}")
             col = self.position[1]
             out.extend(
-                _count(got[r, col], 1.0, self.k, i, j)
+                count_units(got[r, col], 1.0, self.k, i, j)
                 for r, (i, j) in zip(rows, group, strict=True)
             )
         return out
@@ -211,7 +160,7 @@ class F32MatmulProbe:
     def sums(self, rows: Sequence[Row]) -> list[int]:
         """Row r of A carries vector r (B all ones); one call per M rows with ``batch``."""
         out: list[int] = []
-        for group in _batches(rows, self.m if self.batch else 1):
+        for group in batches(rows, self.m if self.batch else 1):
             a = np.zeros((self.m, self.k), np.float32)
             at = list(range(len(group))) if self.batch else [self.position[0]]
             for r, row in zip(at, group, strict=True):
@@ -221,96 +170,5 @@ class F32MatmulProbe:
             got = np.asarray(call_kernel(self.func, a, np.ones((self.n, self.k), np.float32)))
             if got.shape != (self.m, self.n):
                 raise ProbeError(f"want a [{self.m},{self.n}] output, got shape {got.shape}")
-            out.extend(_bits(got[r, self.position[1]]) for r in at)
+            out.extend(bits(got[r, self.position[1]]) for r in at)
         return out
-
-
-@dataclass
-class Fp8MatmulProbe:
-    """Probe a MatmulKernel on e4m3fn codes (scales 1, f32 output) at ``position``."""
-
-    kernel: MatmulKernel
-    k: int
-    m: int = 1
-    n: int = 16
-    position: tuple[int, int] = (0, 0)
-    batch: bool = False
-    calls: int = 0
-    queries: int = 0
-    kind: str = "fp8_matmul"
-    high_exp: int = 16
-    low_exp: int = -14
-    _codes: tuple[int, int, int] = field(default=(0, 0, 0), repr=False)
-
-    def __post_init__(self) -> None:
-        fmt = FORMATS["e4m3fn"]
-        # mask = max finite, -mask, unit = smallest subnormal (code 1: 2**-9)
-        self._codes = (fmt.max_code, fmt.sign_bit | fmt.max_code, 1)
-
-    def lca_sizes(self, i: int, js: Sequence[int]) -> list[int]:
-        """One call per j, or per min(M, N) of them with ``batch``.
-
-        With ``batch``, row r of A and row r of B both carry question r, and
-        output (r, r) answers it: it assumes every diagonal output sums in
-        the same order (true of fp8lab's models).
-        """
-        return self.pair_sizes([(i, j) for j in js])
-
-    def pair_sizes(self, pairs: Sequence[tuple[int, int]]) -> list[int]:
-        """L(i, j) for each pair, batched as :meth:`lca_sizes`."""
-        _check(self.k, pairs)
-        mask, neg, unit = self._codes
-        out: list[int] = []
-        for group in _batches(pairs, min(self.m, self.n) if self.batch else 1):
-            a = np.full((self.m, self.k), unit, np.uint8)
-            b = np.full((self.n, self.k), unit, np.uint8)
-            cells = [(r, r) for r in range(len(group))] if self.batch else [self.position]
-            for (r, c), (i, j) in zip(cells, group, strict=True):
-                a[r, i], a[r, j] = mask, neg
-                b[c, i], b[c, j] = mask, mask
-            self.calls += 1
-            self.queries += len(group)
-            got = np.asarray(call_kernel(self.kernel.matmul, a, b, 1.0, 1.0, "f32"))
-            if got.shape != (self.m, self.n):
-                raise ProbeError(f"want a [{self.m},{self.n}] output, got shape {got.shape}")
-            unit_value = 2.0**FP8_UNIT_EXP
-            out.extend(
-                _count(got[cell], unit_value, self.k, i, j)
-                for cell, (i, j) in zip(cells, group, strict=True)
-            )
-        return out
-
-    def sums(self, rows: Sequence[Row]) -> list[int]:
-        """Each value a product of two e4m3fn codes; batched on the diagonal like ``lca_sizes``."""
-        table = e4m3_products()
-        out: list[int] = []
-        for group in _batches(rows, min(self.m, self.n) if self.batch else 1):
-            a = np.zeros((self.m, self.k), np.uint8)
-            b = np.zeros((self.n, self.k), np.uint8)
-            cells = [(r, r) for r in range(len(group))] if self.batch else [self.position]
-            for (r, c), row in zip(cells, group, strict=True):
-                for pos, v in row.items():
-                    if v not in table or not 0 <= pos < self.k:
-                        raise ValueError(f"summand {pos}: {v!r} is no e4m3fn product")
-                    a[r, pos], b[c, pos] = table[v]
-            self.calls += 1
-            self.queries += len(group)
-            got = np.asarray(call_kernel(self.kernel.matmul, a, b, 1.0, 1.0, "f32"))
-            if got.shape != (self.m, self.n):
-                raise ProbeError(f"want a [{self.m},{self.n}] output, got shape {got.shape}")
-            out.extend(_bits(got[cell]) for cell in cells)
-        return out
-
-
-_PRODUCTS: dict[float, tuple[int, int]] = {}
-
-
-def e4m3_products() -> dict[float, tuple[int, int]]:
-    """Positive products of two finite e4m3fn codes -> one pair of codes giving it (exact)."""
-    if not _PRODUCTS:
-        fmt = FORMATS["e4m3fn"]
-        vals = {c: float(fmt.exact_value(c)) for c in range(1, fmt.max_code + 1)}
-        for ca, va in vals.items():
-            for cb, vb in vals.items():
-                _PRODUCTS.setdefault(va * vb, (ca, cb))
-    return _PRODUCTS
