@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Callable
 from fractions import Fraction
 
 __all__ = [
@@ -70,8 +71,11 @@ def f32(x: float) -> float:
     return round_f32(abs(Fraction(x)), math.copysign(1.0, x) < 0)
 
 
-def f32_mul(a: float, b: float) -> float:
-    """float32 ``a * b`` (IEEE 754 §6.1-6.3: inf * 0 is NaN)."""
+Rounding = Callable[[Fraction, bool], float]  # exact magnitude, sign -> the rounded value
+
+
+def _mul(a: float, b: float, rounding: Rounding) -> float:
+    """``a * b`` rounded once by ``rounding`` (IEEE 754 §6.1-6.3: inf * 0 is NaN)."""
     negative = (math.copysign(1.0, a) < 0) != (math.copysign(1.0, b) < 0)
     if math.isnan(a) or math.isnan(b):
         return math.nan
@@ -79,11 +83,11 @@ def f32_mul(a: float, b: float) -> float:
         if a == 0 or b == 0:
             return math.nan
         return -math.inf if negative else math.inf
-    return round_f32(abs(Fraction(a) * Fraction(b)), negative)
+    return rounding(abs(Fraction(a) * Fraction(b)), negative)
 
 
-def f32_div(a: float, b: float) -> float:
-    """float32 ``a / b`` (IEEE 754 §6.1-6.3, §7.3: x/0 is ±inf, 0/0 and inf/inf NaN)."""
+def _div(a: float, b: float, rounding: Rounding) -> float:
+    """``a / b`` rounded once by ``rounding`` (IEEE 754 §6.1-6.3, §7.3: x/0 is ±inf, 0/0 NaN)."""
     negative = (math.copysign(1.0, a) < 0) != (math.copysign(1.0, b) < 0)
     if math.isnan(a) or math.isnan(b) or (a == 0 and b == 0):
         return math.nan
@@ -93,7 +97,7 @@ def f32_div(a: float, b: float) -> float:
         return -0.0 if negative else 0.0
     if b == 0:
         return -math.inf if negative else math.inf
-    return round_f32(abs(Fraction(a) / Fraction(b)), negative)
+    return rounding(abs(Fraction(a) / Fraction(b)), negative)
 
 
 def _f64(value: Fraction, negative: bool) -> float:
@@ -105,30 +109,24 @@ def _f64(value: Fraction, negative: bool) -> float:
     return -magnitude if negative else magnitude
 
 
+def f32_mul(a: float, b: float) -> float:
+    """float32 ``a * b``."""
+    return _mul(a, b, round_f32)
+
+
+def f32_div(a: float, b: float) -> float:
+    """float32 ``a / b``."""
+    return _div(a, b, round_f32)
+
+
 def f64_mul(a: float, b: float) -> float:
-    """float64 ``a * b``, the special cases as :func:`f32_mul`."""
-    negative = (math.copysign(1.0, a) < 0) != (math.copysign(1.0, b) < 0)
-    if math.isnan(a) or math.isnan(b):
-        return math.nan
-    if math.isinf(a) or math.isinf(b):
-        if a == 0 or b == 0:
-            return math.nan
-        return -math.inf if negative else math.inf
-    return _f64(abs(Fraction(a) * Fraction(b)), negative)
+    """float64 ``a * b``."""
+    return _mul(a, b, _f64)
 
 
 def f64_div(a: float, b: float) -> float:
-    """float64 ``a / b``, the special cases as :func:`f32_div`."""
-    negative = (math.copysign(1.0, a) < 0) != (math.copysign(1.0, b) < 0)
-    if math.isnan(a) or math.isnan(b) or (a == 0 and b == 0):
-        return math.nan
-    if math.isinf(a):
-        return math.nan if math.isinf(b) else (-math.inf if negative else math.inf)
-    if math.isinf(b):
-        return -0.0 if negative else 0.0
-    if b == 0:
-        return -math.inf if negative else math.inf
-    return _f64(abs(Fraction(a) / Fraction(b)), negative)
+    """float64 ``a / b``."""
+    return _div(a, b, _f64)
 
 
 def fmaxf(a: float, b: float) -> float:
