@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
+from fp8lab.refs import ScanPolicy
 from fp8lab.runtime.cluster import SCHEDULER_ENV
 from fp8lab.specs.format import FormatSpec
 from fp8lab.specs.formats import FORMATS, FP8_FORMATS
@@ -77,3 +78,19 @@ def special_probes(fmt: FormatSpec) -> np.ndarray:
     ]
     arr = np.array(values, np.float64)
     return np.concatenate([arr, -arr])
+
+
+# (saturate, NaN policy) pairs the codec tests run: every codec NaN policy, both overflows
+CODEC_POLICIES = [
+    (True, "canonical"),
+    (True, "keep-sign"),
+    (False, "canonical"),
+    (False, "keep-sign"),
+    (True, "all-ones"),
+    (False, "keep-sign-all-ones"),
+]
+
+
+def scan_policy(saturate: bool, nan: str) -> ScanPolicy:
+    """The scan reference's own statement of a codec NaN policy (its name read literally)."""
+    return ScanPolicy(saturate, nan.startswith("keep-sign"), nan.endswith("all-ones"))

@@ -10,7 +10,12 @@ from fp8lab.cli.argtypes import pattern_arg, workers_arg
 from fp8lab.cli.common import CliError, write_json_output
 from fp8lab.cli.executor_args import add_executor_args, open_executor
 from fp8lab.cli.isolation_args import add_isolation_arguments, set_kernel_timeout
-from fp8lab.cli.names import ALL_PATTERNS, BUILTIN_ENCODERS, KERNEL_ERROR_EXIT
+from fp8lab.cli.names import (
+    ALL_PATTERNS,
+    BUILTIN_ENCODERS,
+    CODEC_NAN_POLICIES,
+    KERNEL_ERROR_EXIT,
+)
 from fp8lab.runtime.exit_codes import EXIT_CODES
 from fp8lab.runtime.progress import Progress
 from fp8lab.specs.formats import FORMATS
@@ -40,8 +45,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument(
         "--nan",
         default="canonical",
-        choices=("canonical", "keep-sign"),
-        help="sign of emitted NaN codes: canonical (0x7F) or keep-sign",
+        choices=CODEC_NAN_POLICIES,
+        help="the NaN codes the encoders must emit: canonical (the format's positive quiet "
+        "NaN: e4m3fn 0x7F, e5m2 0x7E), keep-sign (its sign kept), all-ones (every "
+        "magnitude bit set: e5m2 0x7F) or keep-sign-all-ones",
     )
     p.add_argument(
         "--start", type=pattern_arg, default=0, help="first bit pattern (e.g. 0x3f800000)"

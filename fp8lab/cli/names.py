@@ -15,6 +15,7 @@ __all__ = [
     "BUILTIN_ENCODERS",
     "BUILTIN_PAIR_KERNELS",
     "BUNDLE_GATES",
+    "CODEC_NAN_POLICIES",
     "DEFAULT_NOTEBOOK_TIMEOUT",
     "GATE_KERNEL_KINDS",
     "GATE_NAMES",
@@ -53,4 +54,12 @@ GATE_KERNEL_KINDS = {
 }
 GF_CHAINS = ("rmsnorm", "rmsnorm-gated", "silu-mul")  # fp8lab.gates.GF_CHAINS
 GQ_SCHEMES = ("per-tensor", "per-token", "per-group", "mxfp8", "nvfp4")  # fp8lab.gates.GQ_RULES
-NAN_POLICIES = ("canonical", "keep-sign", "clamp-pos", "clamp-neg")  # fp8lab.kernels
+NAN_POLICIES = (  # fp8lab.kernels
+    "canonical",
+    "keep-sign",
+    "all-ones",
+    "keep-sign-all-ones",
+    "clamp-pos",
+    "clamp-neg",
+)
+CODEC_NAN_POLICIES = NAN_POLICIES[:4]  # those that emit a NaN code (fp8lab.specs.nan.NanPolicy)

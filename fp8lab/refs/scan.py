@@ -63,16 +63,22 @@ class ScanPolicy:
         saturate: overflow and ±inf go to ±max (SATFINITE); else to inf if
             the format has it, otherwise NaN.
         keep_nan_sign: NaN codes carry the input's sign where one exists.
+        all_ones_nan: the NaN code sets every exponent and mantissa bit where
+            that code is a NaN (e5m2: 0x7F), else it is the canonical NaN.
     """
 
     saturate: bool
     keep_nan_sign: bool
+    all_ones_nan: bool = False
 
 
 def _nan_code(fmt: FormatSpec, negative: bool, policy: ScanPolicy) -> int:
     positive = fmt.canonical_nan_code
     if positive is None:
         raise ValueError(f"{fmt.name} has no NaN code: NaN input has no reference answer")
+    every_bit = (1 << (fmt.exponent_bits + fmt.mantissa_bits)) - 1
+    if policy.all_ones_nan and fmt.is_nan_code(every_bit):
+        positive = every_bit
     signed = positive | fmt.sign_bit
     if negative and policy.keep_nan_sign and fmt.is_nan_code(signed):
         return signed

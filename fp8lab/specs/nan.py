@@ -3,7 +3,8 @@
 A NaN input has no rounding answer, so each implementation picks a code. Every
 policy here is named for what it does and cites the implementations that do
 it. The codecs take the policies that emit a NaN code (``canonical``,
-``keep-sign``); a kernel under test may declare any of them. A name is
+``keep-sign``, ``all-ones``, ``keep-sign-all-ones``); a kernel under test may
+declare any of them. A name is
 resolved once, where it enters (a ``--nan-policy``, a kernel's declared
 ``nan_policy`` attribute, an ``encode(..., nan=)`` argument), and passed on as
 an argument. No other name, and no raw code, is accepted.
@@ -38,12 +39,15 @@ class NanPolicy:
         sign: ``"+"`` or ``"-"`` for a fixed sign, ``"input"`` to keep the
             input's where the format has a code for it.
         source: the implementations it comes from, with their citations.
+        all_ones: the NaN code has every magnitude bit set (e5m2's 0x7F) where
+            that code is a NaN of the format, else the canonical code's magnitude.
     """
 
     name: str
     to_max: bool
     sign: Literal["+", "-", "input"]
     source: str
+    all_ones: bool = False
 
     def codes(self, fmt: FormatSpec) -> tuple[int, int]:
         """The codes for a +NaN and a -NaN input in ``fmt``.
@@ -54,6 +58,8 @@ class NanPolicy:
         base = fmt.max_code if self.to_max else fmt.canonical_nan_code
         if base is None:
             raise ValueError(f"{fmt.name} has no NaN code")
+        if self.all_ones and fmt.is_nan_code(fmt.magnitude_mask):
+            base = fmt.magnitude_mask
         neg = base | fmt.sign_bit
         if not self.to_max and not fmt.is_nan_code(neg):
             neg = base  # the format has no negative NaN code
@@ -77,6 +83,23 @@ NAN_POLICIES: dict[str, NanPolicy] = {
             sign="input",
             source="ml_dtypes astype(float8_e4m3fn) and torch's CPU cast: NaN keeps its "
             "sign, -NaN -> 0xFF",
+        ),
+        NanPolicy(
+            "all-ones",
+            to_max=False,
+            sign="+",
+            all_ones=True,
+            source="every magnitude bit set, sign dropped: PTX cvt.rn.satfinite.e5m2x2.f32 "
+            "(NaN -> 0x7F in e5m2 on an H200, measured by scripts/gpu-check); in e4m3fn "
+            "the same code as canonical",
+        ),
+        NanPolicy(
+            "keep-sign-all-ones",
+            to_max=False,
+            sign="input",
+            all_ones=True,
+            source="every magnitude bit set, the input's sign kept: torch 2.13's CPU cast "
+            "to float8_e5m2 (NaN -> 0x7F, -NaN -> 0xFF); in e4m3fn the same codes as keep-sign",
         ),
         NanPolicy(
             "clamp-pos",

@@ -108,7 +108,7 @@ def resolve_encoder(name: str, fmt_name: str, saturate: bool, nan: str) -> Encod
             lambda x: encode(x, fmt, saturate=saturate, nan=policy, method=method, engine=engine),
         )
     if name == "scan":
-        scan_policy = ScanPolicy(saturate, policy.sign == "input")
+        scan_policy = ScanPolicy(saturate, policy.sign == "input", policy.all_ones)
         return Encoder(
             name,
             lambda x: scan_encode(x, fmt, scan_policy),

@@ -12,9 +12,9 @@ from fp8lab.codecs import METHODS, encode
 from fp8lab.refs import ScanPolicy, scan_encode, scan_scalar
 from fp8lab.specs.format import FormatSpec
 from fp8lab.specs.formats import FORMATS
-from tests.conftest import midpoint_probes, special_probes
+from tests.conftest import CODEC_POLICIES, midpoint_probes, scan_policy, special_probes
 
-POLICIES = [(True, "canonical"), (True, "keep-sign"), (False, "canonical"), (False, "keep-sign")]
+POLICIES = CODEC_POLICIES
 E4M3 = FORMATS["e4m3fn"]
 
 
@@ -25,7 +25,7 @@ def test_midpoints_and_neighbours_match_scan(
     fmt: FormatSpec, method: str, saturate: bool, nan: str, dtype: type
 ) -> None:
     x = np.concatenate([midpoint_probes(fmt, dtype), special_probes(fmt).astype(dtype)])
-    policy = ScanPolicy(saturate, nan == "keep-sign")
+    policy = scan_policy(saturate, nan)
     got = encode(x, fmt, saturate=saturate, nan=nan, method=method)
     assert np.array_equal(got, scan_encode(x, fmt, policy))
     literal = np.array([scan_scalar(float(v), fmt, policy) for v in x], np.uint8)
@@ -99,7 +99,7 @@ def test_random_float64_twins_agree(v: float) -> None:
                     encode(x, fmt, saturate=saturate, nan=nan)
                 continue
             results = {m: encode(x, fmt, saturate=saturate, nan=nan, method=m) for m in METHODS}
-            want = scan_encode(x, fmt, ScanPolicy(saturate, nan == "keep-sign"))
+            want = scan_encode(x, fmt, scan_policy(saturate, nan))
             for method, got in results.items():
                 assert np.array_equal(got, want), (method, fmt.name, saturate, nan)
 
@@ -110,3 +110,19 @@ def test_fast_engines_agree_on_a_dense_chunk(engine: str) -> None:
     x = np.concatenate([bits, bits | 0x8000_0000]).view(np.float32)
     got = encode(x, E4M3, engine=engine)
     assert np.array_equal(got, scan_encode(x, E4M3, ScanPolicy(True, False)))
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize(
+    ("nan", "codes"),
+    [
+        ("canonical", (0x7E, 0x7E)),
+        ("keep-sign", (0x7E, 0xFE)),
+        ("all-ones", (0x7F, 0x7F)),  # PTX cvt.rn.satfinite.e5m2x2.f32
+        ("keep-sign-all-ones", (0x7F, 0xFF)),  # torch's CPU cast
+    ],
+)
+def test_e5m2_nan_codes_of_each_policy(method: str, nan: str, codes: tuple[int, int]) -> None:
+    x = np.array([0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFFFFFFF], np.uint32).view(np.float32)
+    got = encode(x, FORMATS["e5m2"], saturate=True, nan=nan, method=method)
+    assert got.tolist() == [codes[0], codes[1], codes[0], codes[1]]

@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 
 from fp8lab.codecs import METHODS, encode
-from fp8lab.refs import ScanPolicy, scan_encode
+from fp8lab.refs import scan_encode
 from fp8lab.specs.format import FormatSpec
+from tests.conftest import CODEC_POLICIES, scan_policy
 
-POLICIES = [(True, "canonical"), (True, "keep-sign"), (False, "canonical"), (False, "keep-sign")]
+POLICIES = CODEC_POLICIES
 DTYPES = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16}
 
 
@@ -28,7 +29,7 @@ def test_every_16bit_pattern_matches_scan_with_every_method(fmt: FormatSpec, dty
     number = ~np.isnan(wide)  # NaN payloads may be quieted; NaN stays NaN
     assert np.array_equal(back[number], x.view(np.uint16)[number])  # the widening is exact
     for saturate, nan in POLICIES:
-        want = scan_encode(wide, fmt, ScanPolicy(saturate, nan == "keep-sign"))
+        want = scan_encode(wide, fmt, scan_policy(saturate, nan))
         for method in METHODS:
             got = encode(x, fmt, saturate=saturate, nan=nan, method=method)
             assert np.array_equal(got, want), (method, dtype, saturate, nan)

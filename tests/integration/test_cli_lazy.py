@@ -119,6 +119,7 @@ def test_the_parsers_copies_equal_their_homes() -> None:
     assert tuple(GF_CHAINS) == names.GF_CHAINS
     assert tuple(GQ_RULES) == names.GQ_SCHEMES
     assert tuple(NAN_POLICIES) == names.NAN_POLICIES
+    assert tuple(n for n, p in NAN_POLICIES.items() if not p.to_max) == names.CODEC_NAN_POLICIES
     assert names.NOTEBOOKS_DIR == NOTEBOOKS_DIR
     assert tuple(BUNDLE_GATES) == names.BUNDLE_GATES
     from fp8lab.cli.isolation_args import DEFAULT_KERNEL_TIMEOUT as CLI_TIMEOUT
