@@ -39,9 +39,10 @@ test-fast: $(STAMP)
 	$(BIN)/python -m pytest $(XDIST) $(FAST_ARGS) $(ARGS)
 
 # The optional torch, triton and ecosystem extras (accumulation_order's torch rows; Triton
-# kernels on the CPU: the triton_interpreter notebook; torchao's quantizers under their rules). Where the pinned wheels cannot be
-# installed the torch rows say torch is absent, the torch and Triton tests skip, and the
-# triton_interpreter notebook fails naming the missing extra.
+# kernels on the CPU: the triton_interpreter notebook; torchao's and compressed-tensors'
+# quantizers under their rules). Where the pinned wheels cannot be installed the torch rows
+# say torch is absent, the torch and Triton tests skip, and the triton_interpreter notebook
+# fails naming the missing extra.
 $(TORCH_STAMP): $(STAMP)
 	if $(BIN)/pip install --quiet --disable-pip-version-check --no-build-isolation \
 		-c constraints.txt -e '.[test,dev,torch,triton,ecosystem]'; then touch $(TORCH_STAMP); \

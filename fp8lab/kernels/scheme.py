@@ -27,6 +27,7 @@ from fp8lab.specs.scale_rules import (
     Pow2,
     Quotient,
     ScaleRule,
+    SignedZero,
     Storage,
     get_rule,
 )
@@ -127,6 +128,8 @@ def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.u
             if spec.min_scale is not None:
                 big = np.fmax if spec.amax_nan is AmaxNan.SKIP else np.maximum
                 s = big(s, _F32(spec.min_scale))
+            if spec.zero_scale is not None:
+                s = np.where(s == 0, _F32(spec.zero_scale), s)
             if spec.pow2 is Pow2.CEIL_BITS:
                 s = np.fmax(np.abs(s), _F32(1e-10))
                 bits = s.view(np.uint32)
@@ -140,6 +143,8 @@ def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.u
                 q = blocks * col
             else:
                 q = blocks * (_F32(1) / col)
+            if spec.signed_zero is SignedZero.PLUS_ZERO:
+                q = q + _F32(0)  # the symmetric zero point
         if spec.clamp is Clamp.MIN_THEN_MAX:
             q = np.fmax(-top, np.fmin(q, top))
         elif spec.clamp is Clamp.MAX_THEN_MIN:

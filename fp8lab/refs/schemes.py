@@ -27,6 +27,7 @@ from fp8lab.specs.scale_rules import (
     Pow2,
     Quotient,
     ScaleRule,
+    SignedZero,
     Storage,
 )
 
@@ -159,6 +160,8 @@ def reference_scheme_quant(
         s = _scale_from(amax, elem_max, rule)
         if rule.min_scale is not None:
             s = _max(s, f32(rule.min_scale), rule)
+        if rule.zero_scale is not None and s == 0:  # torch.where(s == 0, eps, s)
+            s = f32(rule.zero_scale)
         if rule.pow2 is Pow2.CEIL_BITS:
             s = _ceil_pow2_float32(s)
         scales[b] = s
@@ -169,6 +172,8 @@ def reference_scheme_quant(
         else:
             inv = f32_div(1.0, s)
             row = [f32_mul(v, inv) for v in block]
+        if rule.signed_zero is SignedZero.PLUS_ZERO:  # -0 + 0 is +0 (IEEE 754 §6.3)
+            row = [0.0 if v == 0 else v for v in row]
         q[b] = [_clamp(v, elem_max, rule.clamp) for v in row]
     codes = scan_encode(q.reshape(x.shape), elem, _SATFINITE)
     m, k = x.shape

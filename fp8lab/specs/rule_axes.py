@@ -16,6 +16,7 @@ __all__ = [
     "NanCode",
     "Pow2",
     "Quotient",
+    "SignedZero",
     "Storage",
 ]
 
@@ -83,6 +84,18 @@ class NanCode(enum.Enum):
 
     CANONICAL = "canonical"
     ANY = "any"
+
+
+class SignedZero(enum.Enum):
+    """What becomes of a -0 quotient before the clamp and the cast.
+
+    ``KEEP``: it stays -0, the code 0x80. ``PLUS_ZERO``: the quotient has a
+    +0 zero point added (``x / s + 0``), which turns -0, and only -0, into +0
+    (compressed-tensors' ``scaled += zero_point`` on its symmetric zero point).
+    """
+
+    KEEP = "keep"
+    PLUS_ZERO = "plus-zero"
 
 
 class Pow2(enum.Enum):

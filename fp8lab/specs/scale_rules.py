@@ -28,6 +28,7 @@ from fp8lab.specs.rule_axes import (
     NanCode,
     Pow2,
     Quotient,
+    SignedZero,
     Storage,
 )
 
@@ -41,6 +42,7 @@ __all__ = [
     "Pow2",
     "Quotient",
     "ScaleRule",
+    "SignedZero",
     "Storage",
     "get_rule",
     "parse_rules",
@@ -56,7 +58,8 @@ class ScaleRule:
     Pipeline per block (float32 throughout): ``amax`` from ``amax_init``;
     ``amax = max(amax, amax_floor)``; ``amax = min(amax, scale_ub)``;
     ``s = amax (scale_from) element_max``; ``s = max(s, min_scale)`` (max and
-    min as ``amax_nan`` says); ``pow2``; ``q = x (apply) s``; ``clamp``;
+    min as ``amax_nan`` says); ``s = zero_scale`` where ``s == 0``; ``pow2``;
+    ``q = x (apply) s``; ``signed_zero``; ``clamp``;
     SATFINITE RNE cast to ``element``, NaN to its canonical (positive) code:
     a NaN that reaches the cast has been through float32 arithmetic, which on
     NVIDIA GPUs yields the canonical positive NaN whatever the operands' signs
@@ -82,6 +85,8 @@ class ScaleRule:
         quotient: the precision of the scale formula.
         storage: a divisor or a multiplier scale.
         nan_code: which NaN codes are right.
+        signed_zero: whether a -0 quotient stays -0.
+        zero_scale: the value a scale of exactly 0 is replaced by, or None.
     """
 
     name: str
@@ -102,6 +107,8 @@ class ScaleRule:
     quotient: Quotient = Quotient.FLOAT32
     storage: Storage = Storage.DIVISOR
     nan_code: NanCode = NanCode.CANONICAL
+    signed_zero: SignedZero = SignedZero.KEEP
+    zero_scale: float | None = None
 
     def __post_init__(self) -> None:
         if (self.granularity is Granularity.BLOCK) != (self.block is not None):
@@ -114,6 +121,8 @@ class ScaleRule:
             raise ValueError(f"{self.name}: apply = multiply goes with a multiplier scale only")
         if (multiplier or self.quotient is Quotient.FLOAT64) and byte_scale:
             raise ValueError(f"{self.name}: an e8m0 scale is a float32 divisor")
+        if byte_scale and (self.zero_scale is not None or self.signed_zero is SignedZero.PLUS_ZERO):
+            raise ValueError(f"{self.name}: zero_scale and signed_zero go with a float32 scale")
 
 
 _ENUMS: dict[str, type[enum.Enum]] = {
@@ -126,10 +135,11 @@ _ENUMS: dict[str, type[enum.Enum]] = {
     "quotient": Quotient,
     "storage": Storage,
     "nan_code": NanCode,
+    "signed_zero": SignedZero,
 }
-_OPTIONAL = ("block", "amax_floor", "scale_ub", "min_scale")  # left out: None
+_OPTIONAL = ("block", "amax_floor", "scale_ub", "min_scale", "zero_scale")  # left out: None
 _DEFAULTED = {f.name: f.default for f in fields(ScaleRule) if isinstance(f.default, enum.Enum)}
-_NUMBERS = ("amax_init", "amax_floor", "scale_ub", "min_scale")
+_NUMBERS = ("amax_init", "amax_floor", "scale_ub", "min_scale", "zero_scale")
 
 
 def _rule(entry: dict[str, object], where: str) -> ScaleRule:

@@ -26,6 +26,9 @@ SCHEME_OF = {
     "rceil": "mxfp8",
     "torchao-0.18-float8-tensorwise": "per-tensor",
     "torchao-0.18-float8-rowwise": "per-token",
+    "compressed-tensors-0.20-tensor": "per-tensor",
+    "compressed-tensors-0.20-token": "per-token",
+    "compressed-tensors-0.20-group-128": "per-group",
 }
 # every GQ rule (the scale rules and the NVFP4 rules, each with its element path modelled)
 GQ_SCHEME_OF = {**SCHEME_OF, **dict.fromkeys(NVFP4_RULES, "nvfp4")}

@@ -14,7 +14,7 @@ from fp8lab.gates import GateStatus, run_gq
 from fp8lab.gates.gq import _verdict, gq_calls
 from fp8lab.kernels.scheme import scheme_quant
 from fp8lab.specs.nvfp4_rules import NVFP4_RULES, Nvfp4Order
-from fp8lab.specs.scale_rules import RULES, AmaxNan, Apply, Clamp, Pow2
+from fp8lab.specs.scale_rules import RULES, AmaxNan, Apply, Clamp, Pow2, SignedZero
 
 # rule -> (scheme, planted defect): one scale-rule bug class each
 PLANTED = {
@@ -27,6 +27,9 @@ PLANTED = {
     "rceil": ("mxfp8", {"pow2": Pow2.OCP_FLOOR}),
     "torchao-0.18-float8-tensorwise": ("per-tensor", {"amax_floor": 1e-10}),
     "torchao-0.18-float8-rowwise": ("per-token", {"amax_nan": AmaxNan.SKIP}),
+    "compressed-tensors-0.20-tensor": ("per-tensor", {"signed_zero": SignedZero.KEEP}),
+    "compressed-tensors-0.20-token": ("per-token", {"zero_scale": None}),
+    "compressed-tensors-0.20-group-128": ("per-group", {"apply": Apply.RECIPROCAL}),
 }
 
 

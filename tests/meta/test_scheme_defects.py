@@ -18,7 +18,7 @@ from fp8lab.kernels.scheme import nvfp4_block_scales, scheme_quant
 from fp8lab.populations.schemes import scheme_population
 from fp8lab.refs.schemes import reference_nvfp4_block_scales, reference_scheme_quant
 from fp8lab.specs.nvfp4_rules import NVFP4_RULES
-from fp8lab.specs.scale_rules import RULES, AmaxNan, Apply, Clamp, Pow2
+from fp8lab.specs.scale_rules import RULES, AmaxNan, Apply, Clamp, Pow2, SignedZero
 from fp8lab.sweeps.range_run import RangeRun
 
 DEFECTS = {
@@ -31,6 +31,9 @@ DEFECTS = {
     "rceil": {"pow2": Pow2.OCP_FLOOR},  # RCEIL vs FLOOR
     "torchao-0.18-float8-tensorwise": {"amax_floor": 1e-10},  # vLLM's eps for torchao's
     "torchao-0.18-float8-rowwise": {"amax_nan": AmaxNan.SKIP},  # fmaxf for torch.amax
+    "compressed-tensors-0.20-tensor": {"signed_zero": SignedZero.KEEP},  # no zero point: -0 kept
+    "compressed-tensors-0.20-token": {"zero_scale": None},  # no eps: a zero row is 0 / 0
+    "compressed-tensors-0.20-group-128": {"apply": Apply.RECIPROCAL},  # x * (1/s) for x / s
 }
 
 
