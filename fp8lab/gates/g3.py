@@ -29,6 +29,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from fp8lab.gates.g3_memo import remembered_reference
 from fp8lab.gates.g3_nan import nan_propagation_case
 from fp8lab.gates.g3_spec import declared_spec, describe_model
 from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender, screen
@@ -43,7 +44,6 @@ from fp8lab.populations.gemm import (
     g3_operands,
 )
 from fp8lab.refs.gemm_bounds import gamma, tight_bound
-from fp8lab.refs.gemm_exact import seed_reference
 from fp8lab.refs.gemm_model import OUTPUT_BITS, model_output_bits
 from fp8lab.runtime.guard import KernelFaultError, call_kernel
 
@@ -144,7 +144,7 @@ def _run_case(
     except (KernelFaultError, ValueError) as exc:
         return failed(f"quant: {exc}", 0.0, float("nan"))
     # Every expectation first: the exact reference, the tolerances, the model's bits.
-    ref = seed_reference(a, b, case.s_in, case.s_w, case.out)
+    ref = remembered_reference(a, b, case.s_in, case.s_w, case.out)
     nonzero = float(np.mean(ref.want != 0))
     tight = tight_bound(
         ref.abs_sum,

@@ -16,6 +16,7 @@ seed's population has no NaN and let NaN-policy mutants survive. With
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import cache
 
 import numpy as np
 
@@ -61,8 +62,9 @@ def _ladder() -> list[float]:
     return values
 
 
-def g1_structured_values() -> list[tuple[WordClass, float]]:
-    """The 223 unscaled structured values, in seed order, with their classes."""
+@cache
+def g1_structured_values() -> tuple[tuple[WordClass, float], ...]:
+    """The 223 unscaled structured values, in seed order, with their classes (computed once)."""
     zero = [0.0, -0.0, 1 / 4096]
     groups = (
         (WordClass.SATURATION, _saturation()),
@@ -70,7 +72,7 @@ def g1_structured_values() -> list[tuple[WordClass, float]]:
         (WordClass.LADDER, _ladder()),
         (WordClass.ZERO, zero),
     )
-    return [(cls, v) for cls, values in groups for v in values]
+    return tuple((cls, v) for cls, values in groups for v in values)
 
 
 def g1_population(scale: float, *, seed: int = G1_SEED, special: bool = True) -> Population:
