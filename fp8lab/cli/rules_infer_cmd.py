@@ -114,15 +114,17 @@ def _summary(found: Inference) -> str:
     ]
     what = "inferred" if found.status == "reproduced" else "nearest candidate"
     named, n = found.nearest_named, len(found.differing)
-    own = f"{named}'s own declaration" if not n else f"{named} with {n} axes changed"
+    changed = f"{n} axis changed" if n == 1 else f"{n} axes changed"
+    own = f"{named}'s own declaration" if not n else f"{named} with {changed}"
     lines.append(f"{what}: {own}" + (":" if n else ""))
     lines += [f"  {k}: {named} -> {got}" for k, (named, got) in found.differing.items()]
     if len(found.matching) > 1:
+        values = found.to_dict()["ambiguous_axes"]
         lines.append(
-            f"the population cannot tell {len(found.matching)} declarations apart; they "
-            f"differ on: {', '.join(found.ambiguous_axes)} (reported: the one closest to "
-            f"{found.nearest_named})"
+            f"the population cannot tell {len(found.matching)} declarations apart (reported: "
+            f"the one closest to {found.nearest_named}); they differ on:"
         )
+        lines += [f"  {k}: {', '.join(v)}" for k, v in values.items()]
     check = found.check
     if check is not None and found.status != "reproduced":
         lines.append(
