@@ -113,19 +113,24 @@ def infer_rule(
     candidates = rule_candidates(scheme)
     screened = _screen(candidates, calls, outputs)
     best = {c.rule: n for c, n in zip(candidates, screened, strict=True)}
+    own = {  # each named rule's own declaration, screened: the tie-break between named rules
+        c.base: n
+        for c, n in zip(candidates, screened, strict=True)
+        if not differing_axes(RULES[c.base], c.rule)
+    }
     matching = [c.rule for c, n in zip(candidates, screened, strict=True) if n == 0 and calls]
-    order = sorted(matching, key=lambda r: (_nearest(r)[1], candidates_index(candidates, r)))
+    order = sorted(matching, key=lambda r: (_nearest(r, own)[1], _index(candidates, r)))
     for rule in order:  # the port screens; GQ, on the exact reference, decides
         check = _check(scheme, rule, calls, outputs)
         if check.status is GateStatus.PASS:
-            return _result(scheme, kernel, calls, candidates, matching, rule, check, best)
-    nearest = min(candidates, key=lambda c: (best[c.rule], _nearest(c.rule)[1])).rule
+            return _result(scheme, kernel, calls, candidates, matching, rule, check, best, own)
+    nearest = min(candidates, key=lambda c: (best[c.rule], _nearest(c.rule, own)[1])).rule
     check = _check(scheme, nearest, calls, outputs)
-    found = _result(scheme, kernel, calls, candidates, [], nearest, check, best)
+    found = _result(scheme, kernel, calls, candidates, [], nearest, check, best, own)
     return replace(found, status="not-reproduced")
 
 
-def candidates_index(candidates: Sequence[Candidate], rule: ScaleRule) -> int:
+def _index(candidates: Sequence[Candidate], rule: ScaleRule) -> int:
     """``rule``'s place in the enumeration (the tie-break)."""
     return next(i for i, c in enumerate(candidates) if c.rule == rule)
 
@@ -139,8 +144,9 @@ def _result(
     chosen: ScaleRule,
     check: GateResult,
     best: dict[ScaleRule, int],
+    own: dict[str, int],
 ) -> Inference:
-    named, _ = _nearest(chosen)
+    named, _ = _nearest(chosen, own)
     differing = {
         k: (_text(getattr(RULES[named], k)), _text(getattr(chosen, k)))
         for k in differing_axes(RULES[named], chosen)
@@ -162,16 +168,22 @@ def _result(
     )
 
 
-def _nearest(rule: ScaleRule) -> tuple[str, int]:
-    """The named rule of the same layout with the fewest differing fields, and that count."""
+def _nearest(rule: ScaleRule, own: dict[str, int]) -> tuple[str, int]:
+    """The named rule of ``rule``'s layout nearest to it, and the fields they differ on.
+
+    Nearest: fewest differing fields, then fewest mismatches of the named rule's
+    own declaration (``own``), then the order of the rules file.
+    """
     same = [
         r
         for r in RULES.values()
         if (r.granularity, r.block, r.scale_format)
         == (rule.granularity, rule.block, rule.scale_format)
     ]
-    scored = [(len(differing_axes(r, rule)), i, r.name) for i, r in enumerate(same)]
-    count, _, name = min(scored)
+    scored = [
+        (len(differing_axes(r, rule)), own.get(r.name, 0), i, r.name) for i, r in enumerate(same)
+    ]
+    count, _, _, name = min(scored)
     return name, count
 
 

@@ -8,7 +8,7 @@ the declaration it reports on the exact reference.
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import numpy as np
 import pytest
@@ -17,9 +17,9 @@ from fp8lab.gates.gq import GQ_RULES, gq_calls
 from fp8lab.gates.records import GateStatus
 from fp8lab.gates.rule_candidates import declaration, rule_candidates
 from fp8lab.gates.rule_inference import infer_rule, record_outputs
-from fp8lab.kernels.scheme import SCHEME_PORTS
+from fp8lab.kernels.scheme import SCHEME_PORTS, scheme_quant
 from fp8lab.runtime.guard import KernelFaultError
-from fp8lab.specs.scale_rules import RULES, ScaleRule
+from fp8lab.specs.scale_rules import RULES, Apply, ScaleRule
 
 SCHEMES = [s for s, names in GQ_RULES.items() if any(n in RULES for n in names)]
 NAMED = [(s, n) for s in SCHEMES for n in GQ_RULES[s] if n in RULES]
@@ -80,3 +80,13 @@ def test_the_record_names_every_field_of_the_chosen_rule() -> None:
     assert set(record["chosen_rule"]) == {f.name for f in fields(ScaleRule)}
     assert {"scheme", "kernel", "status", "calls_examined", "candidates_examined"} <= set(record)
     assert record["candidates_examined"] == len(rule_candidates("mxfp8"))
+
+
+def test_a_varied_rule_is_reported_as_its_nearest_named_rule_with_the_axis_changed() -> None:
+    varied = replace(RULES["vllm-per-token"], name="mine", apply=Apply.RECIPROCAL)
+    calls = gq_calls("per-token", "vllm-per-token")
+    outputs = record_outputs(lambda x: scheme_quant(x, varied), calls)
+    found = infer_rule("per-token", "mine", calls, outputs)
+    assert found.status == "reproduced" and found.nearest_named == "vllm-per-token"
+    assert found.differing == {"apply": ("divide", "reciprocal")}
+    assert declaration(varied) in {declaration(r) for r in found.matching}
