@@ -44,7 +44,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "chains": ("chains_cmd", "list fused-chain recipes, or count where two recipes differ"),
     "rules": (
         "rules_cmd",
-        "list the named scale rules, print one as a rule file, or infer a kernel's",
+        "list the scale rules, print one as a rule file, or infer a kernel's",
     ),
 }
 USAGE = 2  # EXIT_CODES["usage"], without importing the gates
