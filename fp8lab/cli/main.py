@@ -42,7 +42,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "order": ("order_cmd", "infer a kernel's summation tree (FPRev) and name its family"),
     "export": ("export_cmd", "write a gate's inputs as a bundle (fp8lab.bundle/1)"),
     "chains": ("chains_cmd", "list fused-chain recipes, or count where two recipes differ"),
-    "rules": ("rules_cmd", "list the named scale rules, or print one as a rule file"),
+    "rules": (
+        "rules_cmd",
+        "list the scale rules, print one as a rule file, or infer a kernel's",
+    ),
 }
 USAGE = 2  # EXIT_CODES["usage"], without importing the gates
 FAIL = 1  # EXIT_CODES["fail"]

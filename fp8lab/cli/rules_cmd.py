@@ -2,7 +2,8 @@
 
 ``list`` prints each scheme's rules with what each describes; ``show NAME``
 prints a rule as the TOML that ``fp8lab gates --gate GQ --rule-file`` reads,
-to copy and edit into a rule of one's own. The NVFP4 rules are declared in
+to copy and edit into a rule of one's own; ``infer`` finds the declarations
+that reproduce a kernel (:mod:`fp8lab.cli.rules_infer_cmd`). The NVFP4 rules are declared in
 code (:mod:`fp8lab.specs.nvfp4_rules`), so they are listed but have no file.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 
 from fp8lab.cli.common import CliError
+from fp8lab.cli.rules_infer_cmd import add_infer_arguments, run_infer
 
 __all__ = ["add_parser", "run"]
 
@@ -19,13 +21,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     """Register the subcommand."""
     p = sub.add_parser(
         "rules",
-        help="list the named scale rules, or print one as a rule file",
+        help="list the scale rules, print one as a rule file, or infer a kernel's",
         description="fp8lab rules list [--scheme S]; fp8lab rules show NAME (TOML on stdout, "
-        "the form --rule-file reads).",
+        "the form --rule-file reads); fp8lab rules infer --scheme S --kernel MODULE:FUNC "
+        "[--write-rule PATH] [--json PATH] (the declarations that reproduce every GQ call).",
     )
-    p.add_argument("action", choices=("list", "show"), help="list the rules, or show one")
+    p.add_argument(
+        "action",
+        choices=("list", "show", "infer"),
+        help="list the rules, show one, or infer the rule a --kernel follows",
+    )
     p.add_argument("name", nargs="?", help="show: the rule's name (see: fp8lab rules list)")
-    p.add_argument("--scheme", metavar="S", help="list: only this scheme's rules")
+    p.add_argument(
+        "--scheme", metavar="S", help="list: only this scheme's rules; infer: the kernel's scheme"
+    )
+    add_infer_arguments(p)
     p.set_defaults(run=run)
 
 
@@ -35,6 +45,10 @@ def run(args: argparse.Namespace) -> int:
     from fp8lab.specs.nvfp4_rules import NVFP4_RULES
     from fp8lab.specs.scale_rules import RULES, rule_text
 
+    if args.action == "infer":
+        return run_infer(args)
+    if args.kernel is not None or args.write_rule is not None or args.json is not None:
+        raise CliError("--kernel, --write-rule and --json go with rules infer")
     if args.action == "show":
         if args.name is None or args.scheme is not None:
             raise CliError("rules show takes one rule NAME and no --scheme")

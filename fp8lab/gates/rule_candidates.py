@@ -1,0 +1,96 @@
+"""The declarations ``fp8lab rules infer`` tries: each named rule of a scheme, its enum axes varied.
+
+A candidate starts from one named rule of the scheme's layout (its numbers:
+amax floor, bound, minimum scale) and takes every combination of the enum
+axes; :class:`~fp8lab.specs.scale_rules.ScaleRule` refuses the combinations
+that are no rule (an e8m0 scale with a float32 power-of-two step, a multiply
+without a multiplier scale), and a declaration reached from two named rules
+is tried once.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from fp8lab.gates.gq_plan import GQ_RULES
+from fp8lab.specs.scale_rules import (
+    RULES,
+    AmaxNan,
+    Apply,
+    Clamp,
+    NanCode,
+    Pow2,
+    Quotient,
+    ScaleRule,
+    Storage,
+)
+
+__all__ = ["ENUM_AXES", "Candidate", "declaration", "differing_axes", "rule_candidates"]
+
+# the axes a candidate varies (granularity is the scheme's), in the order they are reported
+ENUM_AXES: dict[str, type[enum.Enum]] = {
+    "amax_nan": AmaxNan,
+    "scale_from": Apply,
+    "pow2": Pow2,
+    "apply": Apply,
+    "clamp": Clamp,
+    "quotient": Quotient,
+    "storage": Storage,
+    "nan_code": NanCode,
+}
+_UNNAMED = ("name", "source")  # what a declaration is not
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One declaration tried (named ``inferred-SCHEME``) and the named rule it came from."""
+
+    rule: ScaleRule
+    base: str
+
+
+def declaration(rule: ScaleRule) -> tuple[object, ...]:
+    """Every field of ``rule`` but its name and source: what the reference reads."""
+    return tuple(getattr(rule, f.name) for f in fields(ScaleRule) if f.name not in _UNNAMED)
+
+
+def differing_axes(a: ScaleRule, b: ScaleRule) -> tuple[str, ...]:
+    """The fields (name and source aside) whose values differ between ``a`` and ``b``."""
+    return tuple(
+        f.name
+        for f in fields(ScaleRule)
+        if f.name not in _UNNAMED and getattr(a, f.name) != getattr(b, f.name)
+    )
+
+
+def rule_candidates(scheme: str) -> list[Candidate]:
+    """Every declaration tried for ``scheme``, each named rule's own declaration first.
+
+    Raises:
+        ValueError: for a scheme without named scale rules (nvfp4's rules are
+            declared in code, and are not varied).
+    """
+    names = [n for n in GQ_RULES.get(scheme, ()) if n in RULES]
+    if not names:
+        raise ValueError(f"rules infer varies the scale rules of {', '.join(_schemes())}")
+    name = f"inferred-{scheme}"
+    found: dict[tuple[object, ...], Candidate] = {}
+    for base in names:
+        own = replace(RULES[base], name=name, source=f"{base}, as declared")
+        found.setdefault(declaration(own), Candidate(own, base))
+    for base in names:
+        for combo in itertools.product(*ENUM_AXES.values()):
+            axes: dict[str, Any] = dict(zip(ENUM_AXES, combo, strict=True))
+            try:
+                rule = replace(RULES[base], name=name, source=f"{base}, axes varied", **axes)
+            except ValueError:  # no rule: ScaleRule refuses the combination
+                continue
+            found.setdefault(declaration(rule), Candidate(rule, base))
+    return list(found.values())
+
+
+def _schemes() -> list[str]:
+    return [s for s, names in GQ_RULES.items() if any(n in RULES for n in names)]

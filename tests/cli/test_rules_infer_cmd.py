@@ -1,0 +1,103 @@
+"""``fp8lab rules infer`` end to end: a kernel in its own process, its rule file, statuses.
+
+A named rule's port is recovered (exit 0), and the rule file written for it
+passes GQ on that same kernel; a kernel with one flipped code bit reproduces
+nothing (exit 1, the nearest rule named); a raising kernel is a kernel-error
+(exit 4); bad input is one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fp8lab.cli.main import main
+from fp8lab.specs.scale_rules import RULES, read_rule_file
+from tests.meta.gates_subprocess import run_fp8lab, run_gates
+
+pytestmark = pytest.mark.process
+
+KERNELS = """\
+from fp8lab.kernels.scheme import SCHEME_PORTS
+
+port = SCHEME_PORTS[{name!r}]
+calls = [0]
+
+
+def flipped(x):
+    codes, scales = port(x)
+    calls[0] += 1
+    if calls[0] == 5:
+        codes = codes.copy()
+        codes.reshape(-1)[3] ^= 1
+    return codes, scales
+
+
+def boom(x):
+    raise RuntimeError("planted")
+"""
+
+
+def _kernels(tmp: Path, name: str) -> None:
+    (tmp / "kern.py").write_text(KERNELS.format(name=name))
+
+
+@pytest.mark.parametrize(
+    ("scheme", "name"), [("per-token", "vllm-native-per-token"), ("per-tensor", "vllm-per-tensor")]
+)
+def test_a_port_is_recovered_and_its_rule_file_passes_gq(
+    tmp_path: Path, scheme: str, name: str
+) -> None:
+    _kernels(tmp_path, name)
+    argv = ["--scheme", scheme, "--kernel", "kern:port", "--write-rule", "r.toml"]
+    done = run_fp8lab(tmp_path, "rules", "infer", *argv, "--json", "r.json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{name}'s own declaration" in done.stdout
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["status"] == "reproduced" and record["nearest_named_rule"] == name
+    assert record["calls_examined"] > 0 and record["candidates_examined"] > 0
+    assert record["matching_candidates"] >= 1 and record["mismatches"]["words"] == 0
+    (rule,) = read_rule_file(tmp_path / "r.toml")
+    assert rule.name == f"inferred-{scheme}" and rule.name not in RULES
+    gate = ["--gate", "GQ", "--rule-file", "r.toml", "--rule", rule.name, "--kernel", "kern:port"]
+    checked = run_gates(tmp_path, *gate)
+    assert checked.returncode == 0 and "PASS" in checked.stdout, checked.stdout + checked.stderr
+
+
+def test_a_flipped_bit_reproduces_nothing_and_names_the_nearest(tmp_path: Path) -> None:
+    _kernels(tmp_path, "vllm-per-token")
+    argv = ["--scheme", "per-token", "--kernel", "kern:flipped", "--json", "-"]
+    done = run_fp8lab(tmp_path, "rules", "infer", *argv)
+    assert done.returncode == 1, done.stdout + done.stderr
+    record = json.loads(done.stdout)
+    assert record["status"] == "not-reproduced" and record["matching_candidates"] == 0
+    assert record["nearest_named_rule"] == "vllm-per-token"
+    assert record["mismatches"]["words"] == 1 and record["mismatches"]["cases"] == 1
+    assert "vllm-per-token's own declaration" in done.stderr
+
+
+def test_a_raising_kernel_is_a_kernel_error(tmp_path: Path) -> None:
+    _kernels(tmp_path, "vllm-per-token")
+    done = run_fp8lab(tmp_path, "rules", "infer", "--scheme", "per-token", "--kernel", "kern:boom")
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "kernel-error" in done.stderr and "planted" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["infer", "--scheme", "per-token"], "--kernel MODULE:FUNC"),
+        (["infer", "--kernel", "kern:port"], "--scheme S"),
+        (["infer", "--scheme", "nvfp4", "--kernel", "kern:port"], "varies the scale rules"),
+        (["infer", "--scheme", "diagonal", "--kernel", "kern:port"], "varies the scale rules"),
+        (["show", "rceil", "--kernel", "kern:port"], "go with rules infer"),
+    ],
+)
+def test_bad_input_is_one_line(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["rules", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err

@@ -1,0 +1,92 @@
+"""``rules infer``'s search: every named rule is recovered from its own port, 0 mismatches.
+
+Each named scale rule's port (:data:`fp8lab.kernels.scheme.SCHEME_PORTS`) is
+called on GQ's population of its scheme; the search must count that rule's
+declaration among the candidates that reproduce every call, and GQ must pass
+the declaration it reports on the exact reference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+
+import numpy as np
+import pytest
+
+from fp8lab.gates.gq import GQ_RULES, gq_calls
+from fp8lab.gates.records import GateStatus
+from fp8lab.gates.rule_candidates import declaration, rule_candidates
+from fp8lab.gates.rule_inference import infer_rule, record_outputs
+from fp8lab.kernels.scheme import SCHEME_PORTS, scheme_quant
+from fp8lab.runtime.guard import KernelFaultError
+from fp8lab.specs.scale_rules import RULES, Apply, ScaleRule
+
+SCHEMES = [s for s, names in GQ_RULES.items() if any(n in RULES for n in names)]
+NAMED = [(s, n) for s in SCHEMES for n in GQ_RULES[s] if n in RULES]
+
+
+@pytest.mark.parametrize(("scheme", "name"), NAMED)
+def test_a_named_rule_is_recovered_from_its_port(scheme: str, name: str) -> None:
+    calls = gq_calls(scheme, name)
+    found = infer_rule(scheme, name, calls, record_outputs(SCHEME_PORTS[name], calls))
+    assert found.status == "reproduced"
+    assert declaration(RULES[name]) in {declaration(r) for r in found.matching}
+    assert found.nearest_named == name and found.differing == {}
+    assert found.check is not None and found.check.status is GateStatus.PASS
+    assert found.check.mismatches == found.check.nan_code_mismatches == 0
+    assert found.calls_examined == len(calls) > 0
+    record = found.to_dict()
+    assert record["mismatches"]["words"] == 0 and record["matching_candidates"] >= 1
+    assert set(record["ambiguous_axes"]) == set(found.ambiguous_axes)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_candidates_are_distinct_valid_rules_of_the_scheme(scheme: str) -> None:
+    found = rule_candidates(scheme)
+    keys = [declaration(c.rule) for c in found]
+    assert len(set(keys)) == len(keys)
+    names = [n for n in GQ_RULES[scheme] if n in RULES]
+    assert keys[: len(names)] == [declaration(RULES[n]) for n in names]
+    for c in found:
+        assert isinstance(c.rule, ScaleRule) and c.rule.name == f"inferred-{scheme}"
+        assert c.rule.name not in RULES and c.base in names
+        assert (c.rule.granularity, c.rule.block, c.rule.scale_format) == (
+            RULES[c.base].granularity,
+            RULES[c.base].block,
+            RULES[c.base].scale_format,
+        )
+
+
+def test_nvfp4_has_no_candidates() -> None:
+    with pytest.raises(ValueError, match="varies the scale rules"):
+        rule_candidates("nvfp4")
+
+
+def test_outputs_of_the_wrong_form_are_a_kernel_fault() -> None:
+    calls = gq_calls("per-token", "vllm-per-token")
+    outputs = record_outputs(SCHEME_PORTS["vllm-per-token"], calls)
+    codes, scales = outputs[0]
+    bad = [(codes, scales.astype(np.float64)), *outputs[1:]]
+    with pytest.raises(KernelFaultError, match="scales float64"):
+        infer_rule("per-token", "k", calls, bad)
+    with pytest.raises(KernelFaultError, match="tuple"):
+        record_outputs(lambda x: x, calls[:1])
+
+
+def test_the_record_names_every_field_of_the_chosen_rule() -> None:
+    calls = gq_calls("mxfp8", "rceil")
+    found = infer_rule("mxfp8", "k", calls, record_outputs(SCHEME_PORTS["rceil"], calls))
+    record = found.to_dict()
+    assert set(record["chosen_rule"]) == {f.name for f in fields(ScaleRule)}
+    assert {"scheme", "kernel", "status", "calls_examined", "candidates_examined"} <= set(record)
+    assert record["candidates_examined"] == len(rule_candidates("mxfp8"))
+
+
+def test_a_varied_rule_is_reported_as_its_nearest_named_rule_with_the_axis_changed() -> None:
+    varied = replace(RULES["vllm-per-token"], name="mine", apply=Apply.RECIPROCAL)
+    calls = gq_calls("per-token", "vllm-per-token")
+    outputs = record_outputs(lambda x: scheme_quant(x, varied), calls)
+    found = infer_rule("per-token", "mine", calls, outputs)
+    assert found.status == "reproduced" and found.nearest_named == "vllm-per-token"
+    assert found.differing == {"apply": ("divide", "reciprocal")}
+    assert declaration(varied) in {declaration(r) for r in found.matching}
