@@ -25,6 +25,7 @@ from fp8lab.specs.scale_rules import (
     Pow2,
     Quotient,
     ScaleRule,
+    SignedZero,
     Storage,
 )
 
@@ -40,6 +41,7 @@ ENUM_AXES: dict[str, type[enum.Enum]] = {
     "quotient": Quotient,
     "storage": Storage,
     "nan_code": NanCode,
+    "signed_zero": SignedZero,
 }
 _UNNAMED = ("name", "source")  # what a declaration is not
 
