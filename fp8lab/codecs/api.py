@@ -29,8 +29,8 @@ from fp8lab.specs.nan import NanPolicy
 __all__ = ["ENGINES", "METHODS", "as_ml_dtypes", "decode", "decode_table", "encode"]
 
 METHODS = ("fast", "array", "scalar")
-# engines of method="fast", the default first: the table lookups, then the bit-field kernel
-ENGINES = TABLE_ENGINES + (("bits",) if bits_available() else ())
+# engines of method="fast", the default first: the bit-field kernel, then the table lookups
+ENGINES = (("bits",) if bits_available() else ()) + TABLE_ENGINES
 _FLOAT64_BLOCK = 1 << 16  # elements per float64 block: ~6 MiB of temporaries
 
 
@@ -53,10 +53,11 @@ def encode(
         nan: ``"canonical"`` (every NaN code positive) or ``"keep-sign"``.
         method: ``"fast"`` (float32 path), ``"array"`` (float64 bit-field
             twin) or ``"scalar"`` (exact Fraction twin); all agree bit for bit.
-        engine: engine of ``method="fast"``: ``"numba"`` or ``"numpy"`` (a
-            table lookup), or ``"bits"`` (branch-free RNE on the float32 bits,
-            compiled per format and policy on first use, :mod:`fp8lab.codecs.rne_bits`);
-            checked whatever the method and dtype.
+        engine: engine of ``method="fast"``: ``"bits"`` (the default where numba
+            is installed: branch-free RNE on the float32 bits, compiled per format
+            and policy on first use and cached, :mod:`fp8lab.codecs.rne_bits`), or
+            ``"numba"`` / ``"numpy"`` (a table lookup); checked whatever the
+            method and dtype.
 
     Returns:
         uint8 codes with the shape of ``x`` (a 0-d input gives a 0-d array);

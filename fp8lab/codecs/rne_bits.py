@@ -189,8 +189,8 @@ def _make_kernel(params: BitsParams) -> Callable[[np.ndarray, np.ndarray], None]
 
 @cache
 def _kernel(params: BitsParams) -> Callable[[np.ndarray, np.ndarray], None]:
-    """:func:`_make_kernel` compiled once per format and policy in this process."""
-    return numba.njit(nogil=True, boundscheck=False)(_make_kernel(params))  # type: ignore[no-any-return, union-attr]
+    """:func:`_make_kernel` compiled once per format and policy (numba caches it on disk)."""
+    return numba.njit(cache=True, nogil=True, boundscheck=False)(_make_kernel(params))  # type: ignore[no-any-return, union-attr]
 
 
 def encode_float32_bits_rne(
