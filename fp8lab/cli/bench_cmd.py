@@ -1,4 +1,4 @@
-"""``fp8lab bench``: encoder throughput as ratios from one run.
+"""``fp8lab bench``: encoder throughput as per-round ratios from one single-threaded run.
 
 ``--brute`` adds brute force; ``--all`` every benchmark figure (:mod:`fp8lab.bench.suite`).
 """
@@ -19,7 +19,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     """Register the subcommand."""
     p = sub.add_parser(
         "bench",
-        help="encoder throughput, single-threaded, as ratios",
+        help="encoder throughput, single-threaded, as ratios to torch's cast and its 2x target",
     )
     p.add_argument(
         "-n",
@@ -30,7 +30,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="elements (default 2**24)",
     )
     p.add_argument(
-        "--repeats", type=positive_int_arg, default=5, help="timings per encoder; best is kept"
+        "--repeats",
+        "--rounds",
+        dest="repeats",
+        type=positive_int_arg,
+        default=7,
+        help="interleaved rounds, each timing every encoder once (default 7); with --all, "
+        "timings per figure, best kept",
     )
     p.add_argument("--seed", type=int, default=2024, help="seed of the random inputs")
     p.add_argument(
@@ -96,15 +102,16 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("--stop, --sample, --workers and --no-startup go with --all")
     from fp8lab.bench.encoders import rows_to_dicts, run_bench
 
-    rows = run_bench(args.n, args.repeats, args.seed)
-    print(f"{'encoder':<40} {'M elem/s':>10} {'x ml_dtypes+clip':>17}")
-    for r in rows:
-        print(f"{r.name:<40} {r.melem_per_s:>10.1f} {r.vs_ml_dtypes_clip:>17.2f}")
+    report = run_bench(args.n, args.repeats, args.seed)
+    for line in report_lines(report):
+        print(line)
     payload: dict[str, Any] = {
         "n": args.n,
         "repeats": args.repeats,
         "seed": args.seed,
-        "rows": rows_to_dicts(rows),
+        "pinned": report.pinned,
+        "torch": report.torch,
+        "rows": rows_to_dicts(report.rows),
     }
     if args.brute:
         from fp8lab.bench.brute import bench_brute
@@ -138,6 +145,32 @@ def run(args: argparse.Namespace) -> int:
         payload["isolation"] = asdict(iso)
     write_json_output(args.json, payload)
     return 0
+
+
+def report_lines(report: Any) -> list[str]:
+    """The bench report as printed lines: the pins, then one row per encoder."""
+    torch = f"torch {report.torch}" if report.torch else "torch not installed: no torch ratios"
+    lines = [
+        f"single-threaded, pinned here: {', '.join(report.pinned)}; {report.rounds} interleaved "
+        f"rounds of {report.n} float32 values (seed {report.seed}); {torch}",
+        "medians over the rounds; x torch is the median of the per-round ratios "
+        "(min-max, interquartile range)",
+        f"{'encoder':<40} {'M elem/s':>9} {'x ml_dtypes+clip':>16} {'x torch':>8} "
+        f"{'min-max':>11} {'IQR':>11} {'target':>7} {'x target':>8}",
+    ]
+    for r in report.rows:
+        ratio = spread = iqr = target = of_target = "-"
+        if r.vs_torch is not None:
+            ratio = f"{r.vs_torch:.2f}"
+            spread = f"{r.vs_torch_min:.2f}-{r.vs_torch_max:.2f}"
+            iqr = f"{r.vs_torch_q1:.2f}-{r.vs_torch_q3:.2f}"
+        if r.target_vs_torch is not None:
+            target, of_target = f"{r.target_vs_torch:g}x", f"{r.vs_target:.2f}"
+        lines.append(
+            f"{r.name:<40} {r.melem_per_s:>9.1f} {r.vs_ml_dtypes_clip:>16.2f} {ratio:>8} "
+            f"{spread:>11} {iqr:>11} {target:>7} {of_target:>8}"
+        )
+    return lines
 
 
 def _run_all(args: argparse.Namespace) -> int:

@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 ALL_PATTERNS = 1 << 32  # fp8lab.sweeps.exhaustive.ALL_PATTERNS
-BUILTIN_ENCODERS = ("fast", "fast-numpy", "array", "scan", "f32tofp8", "ml_dtypes")
+BUILTIN_ENCODERS = ("fast", "fast-numpy", "fast-bits", "array", "scan", "f32tofp8", "ml_dtypes")
 KERNEL_ERROR_EXIT = 4  # fp8lab.sweeps.exhaustive.KERNEL_ERROR_EXIT
 PROOF_PLANS = ("default", "mx")  # fp8lab.evidence.proofs.PLANS
 K_MULTIPLE = 16  # fp8lab.kernels.matmul_protocol.K_MULTIPLE

@@ -1,9 +1,10 @@
-"""Codecs: the fast encoder, its array and scalar twins, and the decoder."""
+"""Codecs: the fast encoder (table and bit-field engines), its twins, and the decoder."""
 
-from fp8lab.codecs.api import METHODS, as_ml_dtypes, decode, decode_table, encode
+from fp8lab.codecs.api import ENGINES, METHODS, as_ml_dtypes, decode, decode_table, encode
 from fp8lab.codecs.policy import SpecialCodes, codec_nan_policy, special_codes
 
 __all__ = [
+    "ENGINES",
     "METHODS",
     "SpecialCodes",
     "as_ml_dtypes",

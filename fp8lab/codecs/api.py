@@ -11,9 +11,12 @@ import numpy.typing as npt
 from fp8lab.codecs.inputs import as_code_array, as_encodable_array
 from fp8lab.codecs.policy import SpecialCodes, codec_nan_policy, special_codes
 from fp8lab.codecs.rne_array import encode_float64
+from fp8lab.codecs.rne_bits import bits_available, bits_params, encode_float32_bits_rne
 from fp8lab.codecs.rne_scalar import encode_scalars
 from fp8lab.codecs.table import (
-    ENGINES,
+    ENGINES as TABLE_ENGINES,
+)
+from fp8lab.codecs.table import (
     encode_bfloat16_bits,
     encode_float32_bits,
     float32_table,
@@ -23,9 +26,11 @@ from fp8lab.specs.format_dtypes import ml_dtypes_type
 from fp8lab.specs.formats import get_format
 from fp8lab.specs.nan import NanPolicy
 
-__all__ = ["METHODS", "as_ml_dtypes", "decode", "decode_table", "encode"]
+__all__ = ["ENGINES", "METHODS", "as_ml_dtypes", "decode", "decode_table", "encode"]
 
 METHODS = ("fast", "array", "scalar")
+# engines of method="fast", the default first: the bit-field kernel, then the table lookups
+ENGINES = (("bits",) if bits_available() else ()) + TABLE_ENGINES
 _FLOAT64_BLOCK = 1 << 16  # elements per float64 block: ~6 MiB of temporaries
 
 
@@ -46,10 +51,13 @@ def encode(
         saturate: True is SATFINITE (overflow and ±inf to ±max); False sends
             overflow to inf or NaN, as the format defines.
         nan: ``"canonical"`` (every NaN code positive) or ``"keep-sign"``.
-        method: ``"fast"`` (float32 table), ``"array"`` (float64 bit-field
+        method: ``"fast"`` (float32 path), ``"array"`` (float64 bit-field
             twin) or ``"scalar"`` (exact Fraction twin); all agree bit for bit.
-        engine: table engine for ``method="fast"``: ``"numba"`` or ``"numpy"``;
-            checked whatever the method and dtype.
+        engine: engine of ``method="fast"``: ``"bits"`` (the default where numba
+            is installed: branch-free RNE on the float32 bits, compiled per format
+            and policy on first use and cached, :mod:`fp8lab.codecs.rne_bits`), or
+            ``"numba"`` / ``"numpy"`` (a table lookup); checked whatever the
+            method and dtype.
 
     Returns:
         uint8 codes with the shape of ``x`` (a 0-d input gives a 0-d array);
@@ -76,6 +84,12 @@ def encode(
         out = encode_scalars(arr, spec, codes)
     elif method == "array" or arr.dtype == np.float64:
         out = _encode_float64_blocks(arr, spec, codes)
+    elif engine == "bits":
+        if arr.dtype == np.float32 or arr.dtype == np.float16:
+            wide_bits = arr.astype(np.float32, copy=False).view(np.uint32)
+        else:  # bfloat16 is a float32 whose low 16 bits are zero
+            wide_bits = arr.view(np.uint16).astype(np.uint32) << np.uint32(16)
+        out = encode_float32_bits_rne(wide_bits, bits_params(spec, codes))
     elif arr.dtype == np.float32 or arr.dtype == np.float16:
         table = float32_table(spec, saturate, policy)
         wide = arr.astype(np.float32, copy=False)

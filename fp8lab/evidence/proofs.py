@@ -1,7 +1,9 @@
 """The proof plan ``make evidence`` runs: gates on the built-ins and exhaustive proofs.
 
 The fast codec's table is filled by the array twin, so the plan also proves the
-array twin itself against the scan reference on all 2**32 inputs. A proof against
+array twin itself against the scan reference on all 2**32 inputs. The bit-field
+engine (``fast-bits``) is proved against the scan reference on its own, in every
+format and overflow policy the table is. A proof against
 ml_dtypes or the ``F32ToFp8`` port under the other NaN policy exempts that side's
 NaN codes, and its record names it (``nan_code_exempt_side``).
 
@@ -70,6 +72,11 @@ class Proof:
 
 PROOF_PLAN: tuple[Proof, ...] = (
     *(Proof("fast", "scan", f, sat, "canonical") for f in FP8_FORMATS for sat in (True, False)),
+    *(
+        Proof("fast-bits", "scan", f, sat, "canonical")
+        for f in FP8_FORMATS
+        for sat in (True, False)
+    ),
     Proof("fast-numpy", "scan", "e4m3fn", True, "canonical"),
     Proof("array", "scan", "e4m3fn", True, "canonical"),
     Proof("fast", "f32tofp8", "e4m3fn", True, "canonical"),
@@ -85,6 +92,11 @@ MX_PROOF_PLAN: tuple[Proof, ...] = (
     # ml_dtypes saturates where a format has neither inf nor NaN, and not elsewhere.
     *(
         Proof("fast", "scan", f.name, sat, "canonical")
+        for f in _MX
+        for sat in ((True, False) if f.nan_codes else (True,))
+    ),
+    *(
+        Proof("fast-bits", "scan", f.name, sat, "canonical")
         for f in _MX
         for sat in ((True, False) if f.nan_codes else (True,))
     ),

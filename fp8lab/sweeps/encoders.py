@@ -32,7 +32,7 @@ from fp8lab.specs.formats import FORMATS, get_format
 __all__ = ["BUILTIN_ENCODERS", "RUN_KEYWORDS", "Encoder", "EncoderError", "resolve_encoder"]
 
 Codes = npt.NDArray[np.uint8]
-BUILTIN_ENCODERS = ("fast", "fast-numpy", "array", "scan", "f32tofp8", "ml_dtypes")
+BUILTIN_ENCODERS = ("fast", "fast-numpy", "fast-bits", "array", "scan", "f32tofp8", "ml_dtypes")
 RUN_KEYWORDS = ("fmt", "format", "saturate", "nan")
 
 
@@ -100,9 +100,9 @@ def resolve_encoder(name: str, fmt_name: str, saturate: bool, nan: str) -> Encod
     """
     fmt: FormatSpec = get_format(fmt_name)
     policy = codec_nan_policy(nan)
-    if name in ("fast", "fast-numpy", "array"):
+    if name in ("fast", "fast-numpy", "fast-bits", "array"):
         method = "array" if name == "array" else "fast"
-        engine = "numpy" if name == "fast-numpy" else "numba"
+        engine = {"fast-numpy": "numpy", "fast-bits": "bits"}.get(name, "numba")
         return Encoder(
             name,
             lambda x: encode(x, fmt, saturate=saturate, nan=policy, method=method, engine=engine),

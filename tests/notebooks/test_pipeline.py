@@ -38,7 +38,7 @@ def test_codec_atlas_smoke_run_is_complete(tmp_path: Path) -> None:
     manifest = json.loads((done.directory / "manifest.json").read_text())
     assert manifest["status"] == "complete" and manifest["params"]["smoke"] is True
     records = tables(done.directory, "exhaustive")
-    assert len(records) == len(PROOF_PLAN) == 18
+    assert len(records) == len(PROOF_PLAN) == 26
     assert all(r["mismatches"] == 0 and r["examined"] == 0x40000 for r in records)
     codes = tables(done.directory, "codes_e4m3fn")
     assert from_hex_floats(codes[0x7E]["value"]) == 448.0  # type: ignore[arg-type]
