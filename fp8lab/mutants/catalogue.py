@@ -131,6 +131,25 @@ CATALOGUE: tuple[MutantSpec, ...] = (
         "scale_via_bf16",
     ),
     MutantSpec(
+        "Q10",
+        "-0 kept where a zero point makes it +0",
+        "signed zero",
+        KNOWN,
+        "scheme",
+        "signed_zero_kept",
+    ),
+    MutantSpec(
+        "Q11", "zero scale not replaced", "zero scale", KNOWN, "scheme", "zero_scale_missing"
+    ),
+    MutantSpec(
+        "Q12",
+        "divisor stored for a multiplier scale",
+        "scale storage",
+        KNOWN,
+        "scheme",
+        "divisor_for_multiplier",
+    ),
+    MutantSpec(
         "N01",
         "nvfp4 e4m3 block scale truncated, not RNE",
         "rounding",

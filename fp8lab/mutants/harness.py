@@ -107,10 +107,14 @@ def judge(
     *,
     threshold: int = 3,
     diff: str = "",
+    baseline_is_total: bool = False,
 ) -> MutantResult:
     """Build one mutant (a kernel, or a list of kernels from one mutated module) and gate it.
 
     Every selected gate that applies to ``target`` runs on every kernel built.
+    ``baseline_cases`` are each gate's cases on one unmutated kernel, or, with
+    ``baseline_is_total``, on all the unmutated kernels the mutant's kernels
+    stand for (ports gated under different schemes run different case counts).
 
     Raises:
         ValueError: if none of ``gates`` applies to ``target`` (nothing would run).
@@ -160,6 +164,7 @@ def judge(
         moved_words=sum(r.mismatches + r.nan_code_mismatches for r in results),
         killed_by=killed_by,
         thin=verdict is MutantVerdict.KILLED and failed < threshold,
-        case_count_changed=cases != len(kernels) * sum(baseline_cases[g] for g in applicable),
+        case_count_changed=cases
+        != (1 if baseline_is_total else len(kernels)) * sum(baseline_cases[g] for g in applicable),
         diff=diff,
     )

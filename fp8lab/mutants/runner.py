@@ -102,7 +102,7 @@ def _baseline(gates: Mapping[str, GateRunner]) -> dict[str, int]:
 def _own_baseline(
     spec: MutantSpec, gates: Mapping[str, GateRunner], seen: dict[tuple[str, str], dict[str, int]]
 ) -> dict[str, int]:
-    """Case counts (per kernel) of the unmutated ports a scheme or chain mutant mutates.
+    """Case counts (all its ports together) of the unmutated ports a scheme or chain mutant mutates.
 
     Each port must pass every gate it faces; ``seen`` keeps each port's counts, so a
     port shared by several mutants is gated once per run.
@@ -117,7 +117,7 @@ def _own_baseline(
             seen[key] = require_green(label, spec.target, subject, gates)
         for g, n in seen[key].items():
             total[g] = total.get(g, 0) + n
-    return {g: n // len(subjects) for g, n in total.items()}
+    return total
 
 
 def _builtin_gemm() -> Any:
@@ -165,6 +165,7 @@ def run_catalogue(
             _builder(m),
             runners,
             _own_baseline(m, runners, seen) if m.target in _RESTORED_PER_MUTANT else baseline,
+            baseline_is_total=m.target in _RESTORED_PER_MUTANT,
             threshold=threshold,
             diff=_catalogue_diff(m),
         )

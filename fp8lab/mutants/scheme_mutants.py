@@ -72,6 +72,11 @@ _NV_INV = "            inv = np.fmin(_F32(1.0) / (dec_b * s_dec), np.finfo(_F32)
 _NV_RCP6 = "        rcp6 = _F32(1.0) / _F32(6.0)\n"
 _NV_NAN = "    nan = np.isnan(q)\n"
 _E2M1_MIDS = "[0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0]"
+_COMPRESSED_TENSORS = (
+    ("per-tensor", "compressed-tensors-0.20-tensor"),
+    ("per-token", "compressed-tensors-0.20-token"),
+    ("per-group", "compressed-tensors-0.20-group-128"),
+)
 _DIVIDE = (("nvfp4", "te-nvfp4-divide"),)
 _RECIPROCAL = (("nvfp4", "te-nvfp4-reciprocal"),)
 _FUSED = (("nvfp4", "te-nvfp4-fused"),)
@@ -199,6 +204,39 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
         (
             ("import numpy as np\n", "import ml_dtypes\nimport numpy as np\n"),
             (_SCALE, _SCALE + "            s = s.astype(ml_dtypes.bfloat16).astype(_F32)\n"),
+        ),
+    ),
+    # compressed-tensors' zero point dropped: a -0 quotient stays -0 (0x80) where it gives +0.
+    "signed_zero_kept": SchemeMutant(
+        _COMPRESSED_TENSORS,
+        (
+            (
+                "                q = q + _F32(0)  # the symmetric zero point\n",
+                "                pass\n",
+            ),
+        ),
+    ),
+    # A zero scale kept (0 / 0 = NaN) where compressed-tensors replaces it by float32 eps.
+    "zero_scale_missing": SchemeMutant(
+        _COMPRESSED_TENSORS,
+        (
+            (
+                "                s = np.where(s == 0, _F32(spec.zero_scale), s)\n",
+                "                pass\n",
+            ),
+        ),
+    ),
+    # amax / 448 stored where torchao's float8 scale is the multiplier 448 / amax.
+    "divisor_for_multiplier": SchemeMutant(
+        (
+            ("per-tensor", "torchao-0.18-float8-tensorwise"),
+            ("per-token", "torchao-0.18-float8-rowwise"),
+        ),
+        (
+            (
+                "    num, den = (m, amax) if rule.storage is Storage.MULTIPLIER else (amax, m)\n",
+                "    num, den = (amax, m)\n",
+            ),
         ),
     ),
     **NVFP4_MUTANTS,

@@ -46,17 +46,17 @@ def judged() -> dict[str, MutantResult]:
 def test_the_catalogue_names_every_builder_once() -> None:
     scheme = sorted(m.build for m in NEW if m.target == "scheme")
     chain = sorted(m.build for m in NEW if m.target == "chain")
-    # the scale-rule bug classes: 8 classes, e8m0 x2 (Q01-Q09); nvfp4's 9 (N01-N09)
-    assert scheme == sorted(SCHEME_MUTANTS) and len(scheme) == 18
+    # the scale-rule bug classes: 11 classes, e8m0 x2 (Q01-Q12); nvfp4's 9 (N01-N09)
+    assert scheme == sorted(SCHEME_MUTANTS) and len(scheme) == 21
     assert chain == sorted(CHAIN_MUTANTS) and len(chain) == 6  # the fused-chain bug classes: 6
 
 
-@pytest.mark.slow  # the catalogue run: GQ's exact reference, 28 runs
+@pytest.mark.slow  # the catalogue run: GQ and GF on every subject, exact references
 def test_only_the_new_targets_run_under_gq_and_gf(judged: dict[str, MutantResult]) -> None:
     assert set(judged) == {m.id for m in NEW}
 
 
-@pytest.mark.slow  # the catalogue run: GQ's exact reference, 28 runs
+@pytest.mark.slow  # the catalogue run: GQ and GF on every subject, exact references
 @pytest.mark.parametrize("spec", NEW, ids=lambda m: m.id)
 def test_killed_with_margin_by_its_gate(spec: object, judged: dict[str, MutantResult]) -> None:
     result = judged[spec.id]  # type: ignore[attr-defined]
@@ -67,7 +67,7 @@ def test_killed_with_margin_by_its_gate(spec: object, judged: dict[str, MutantRe
     assert result.diff.startswith("--- fp8lab.") and "\n+" in result.diff  # the patch is on record
 
 
-@pytest.mark.slow  # the catalogue run: GQ's exact reference, 28 runs
+@pytest.mark.slow  # the catalogue run: GQ and GF on every subject, exact references
 def test_the_published_margins(judged: dict[str, MutantResult]) -> None:
     """README "Mutation" table: failed / run assertions (seeded populations, deterministic)."""
     got = {k: (r.failed_assertions, r.assertions) for k, r in judged.items()}
@@ -81,6 +81,9 @@ def test_the_published_margins(judged: dict[str, MutantResult]) -> None:
         "Q07": (4, 56),
         "Q08": (18, 198),
         "Q09": (22, 28),
+        "Q10": (12, 254),
+        "Q11": (8, 254),
+        "Q12": (202, 226),
         "N01": (117, 396),
         "N02": (346, 396),
         "N03": (56, 396),
