@@ -36,12 +36,16 @@ __all__ = [
     "EXAMPLES_PER_CLASS",
     "ChunkResult",
     "Merged",
+    "chunk_patterns",
     "compare_chunk",
+    "compare_codes",
     "exempt_sides",
     "merge_chunks",
+    "side_codes",
 ]
 
 EXAMPLES_PER_CLASS = 5
+SIGN_BIT = 1 << 31
 
 Codes = npt.NDArray[np.uint8]
 
@@ -118,22 +122,51 @@ def _held_codes(fmt: FormatSpec, saturate: bool, policy: str) -> npt.NDArray[np.
     return np.array(special_codes(fmt, saturate=saturate, nan=policy).nan, np.uint8)
 
 
+def _sign_spans(start: int, n: int) -> list[tuple[int, int, int]]:
+    """``(sign, lo, hi)``: the offsets of ``[start, start + n)`` whose patterns have that sign."""
+    cut = min(max(SIGN_BIT - start, 0), n)
+    return [(s, lo, hi) for s, lo, hi in ((0, 0, cut), (1, cut, n)) if lo < hi]
+
+
 def _nan_unexplained(
-    x: np.ndarray,
+    start: int,
     codes: tuple[Codes, Codes],
     policies: tuple[str, str],
     fmt: FormatSpec,
     saturate: bool,
 ) -> int:
+    """Patterns where both sides emit NaN codes and a side's is not its held one.
+
+    The sign of pattern ``start + i`` is constant on each side of ``2**31``, so
+    the held codes are two scalars per side, not a per-element gather.
+    """
     lut = nan_code_lut(fmt)
-    both = np.flatnonzero(lut[codes[0]] & lut[codes[1]])
-    if both.size == 0:
-        return 0
-    sign = (x[both].view(np.uint32) >> np.uint32(31)).astype(np.intp)
-    bad = np.zeros(both.size, np.bool_)
-    for side, policy in zip(codes, policies, strict=True):
-        bad |= side[both] != _held_codes(fmt, saturate, policy)[sign]
-    return int(bad.sum())
+    held = [_held_codes(fmt, saturate, policy) for policy in policies]
+    bad = 0
+    for sign, lo, hi in _sign_spans(start, codes[0].size):
+        a, b = codes[0][lo:hi], codes[1][lo:hi]
+        both = lut[a] & lut[b]
+        if both.any():
+            wrong = (a != held[0][sign]) | (b != held[1][sign])
+            bad += int(np.count_nonzero(both & wrong))
+    return bad
+
+
+def side_codes(
+    name: str, fmt: str, saturate: bool, nan: str, start: int, stop: int, x: np.ndarray
+) -> Codes | str:
+    """``name``'s codes for the patterns ``[start, stop)`` (``x``), or the fault line."""
+    try:
+        return _codes(name, fmt, saturate, nan, start, stop, x)
+    except KernelFaultError as exc:
+        return exc.line(f"encoder {name!r}")
+    except _BadOutputError as exc:
+        return f"encoder {name!r} {exc}"
+
+
+def chunk_patterns(start: int, stop: int) -> npt.NDArray[np.float32]:
+    """The float32 values of the bit patterns ``[start, stop)``."""
+    return (_offsets(stop - start) + np.uint32(start)).view(np.float32)
 
 
 def compare_chunk(
@@ -141,37 +174,62 @@ def compare_chunk(
 ) -> ChunkResult:
     """Compare ``a`` and ``b`` on the float32 patterns ``[start, stop)``."""
     spec = get_format(fmt)
-    x = (_offsets(stop - start) + np.uint32(start)).view(np.float32)
+    x = chunk_patterns(start, stop)
     sides = []
     for name in (a, b):
-        try:
-            sides.append(_codes(name, spec.name, saturate, nan, start, stop, x))
-        except KernelFaultError as exc:
-            return ChunkResult(0, {}, {}, 0, start, exc.line(f"encoder {name!r}"))
-        except _BadOutputError as exc:
-            return ChunkResult(0, {}, {}, 0, start, f"encoder {name!r} {exc}")
-    codes_a, codes_b = sides
+        got = side_codes(name, spec.name, saturate, nan, start, stop, x)
+        if isinstance(got, str):
+            return ChunkResult(0, {}, {}, 0, start, got)
+        sides.append(got)
+    return compare_codes(a, b, spec, saturate, nan, start, x, (sides[0], sides[1]))
+
+
+def compare_codes(
+    a: str,
+    b: str,
+    spec: FormatSpec,
+    saturate: bool,
+    nan: str,
+    start: int,
+    x: npt.NDArray[np.float32],
+    codes: tuple[Codes, Codes],
+) -> ChunkResult:
+    """Classify where ``a``'s and ``b``'s codes for the patterns from ``start`` (``x``) differ.
+
+    A disagreement where both codes are NaN codes is ``nan_code`` whatever the
+    input (the first class of :mod:`fp8lab.sweeps.mismatch_classes`), so only
+    the others go through :func:`classify_mismatches`.
+    """
+    codes_a, codes_b = codes
     differ = np.flatnonzero(codes_a != codes_b)
     by_class = dict.fromkeys(MISMATCH_CLASSES, 0)
     examples: dict[str, list[dict[str, str]]] = {}
+
+    def note(cls: str, hits: np.ndarray) -> None:
+        by_class[cls] = int(hits.size)
+        if hits.size:
+            examples[cls] = [
+                {
+                    "input": f"0x{start + int(i):08x}",
+                    a: f"{codes_a[i]:#04x}",
+                    b: f"{codes_b[i]:#04x}",
+                }
+                for i in hits[:EXAMPLES_PER_CLASS]
+            ]
+
     if differ.size:
-        classes = classify_mismatches(x[differ], codes_a[differ], codes_b[differ], spec)
-        for k, cls in enumerate(MISMATCH_CLASSES):
-            hits = differ[classes == k]
-            by_class[cls] = int(hits.size)
-            if hits.size:
-                examples[cls] = [
-                    {
-                        "input": f"0x{start + int(i):08x}",
-                        a: f"{codes_a[i]:#04x}",
-                        b: f"{codes_b[i]:#04x}",
-                    }
-                    for i in hits[:EXAMPLES_PER_CLASS]
-                ]
+        lut = nan_code_lut(spec)
+        both = lut[codes_a[differ]] & lut[codes_b[differ]]
+        note(MISMATCH_CLASSES[0], differ[both])
+        rest = differ[~both]
+        if rest.size:
+            classes = classify_mismatches(x[rest], codes_a[rest], codes_b[rest], spec)
+            for k, cls in enumerate(MISMATCH_CLASSES[1:], start=1):
+                note(cls, rest[classes == k])
     exempt = dict(exempt_sides(a, b, spec.name, saturate, nan))
     if exempt:
         policies = (exempt.get(a, nan), exempt.get(b, nan))
-        unexplained = _nan_unexplained(x, (codes_a, codes_b), policies, spec, saturate)
+        unexplained = _nan_unexplained(start, (codes_a, codes_b), policies, spec, saturate)
     else:
         unexplained = by_class["nan_code"]
     changed = tuple(
@@ -180,7 +238,7 @@ def compare_chunk(
         if (host := resolve_encoder(name, spec.name, saturate, nan).host) is not None
         for change in host.env_changes
     )
-    return ChunkResult(stop - start, by_class, examples, unexplained, start, "", changed)
+    return ChunkResult(codes_a.size, by_class, examples, unexplained, start, "", changed)
 
 
 def _class_rank(cls: str) -> tuple[int, str]:
