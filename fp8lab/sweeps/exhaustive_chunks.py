@@ -8,11 +8,7 @@ floating-point environment is collected in ``fp_env_changed``. An encoder
 that raises, exits, times out or returns anything but a uint8 array of the
 input's shape makes the chunk a fault, named after it.
 
-NaN codes (OFP8 §5.4): where both sides emit a NaN code, each side must emit
-the code of the policy it is held to: the requested one, or its own fixed one
-if it is a built-in oracle with a fixed policy that differs from the request
-(that side is *exempt*; :mod:`fp8lab.sweeps.encoders`). Anything else is
-``nan_code_unexplained``, a failure.
+The codes are compared and classified by :func:`fp8lab.sweeps.chunk_compare.compare_codes`.
 """
 
 from __future__ import annotations
@@ -23,13 +19,17 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.codecs import special_codes
 from fp8lab.kernels.sources.wire import Foreign
 from fp8lab.runtime.guard import KernelFaultError, call_kernel
-from fp8lab.specs.format import FormatSpec
 from fp8lab.specs.formats import get_format
+from fp8lab.sweeps.chunk_compare import (
+    EXAMPLES_PER_CLASS,
+    ChunkResult,
+    compare_codes,
+    exempt_sides,
+)
 from fp8lab.sweeps.encoders import resolve_encoder
-from fp8lab.sweeps.mismatch_classes import MISMATCH_CLASSES, classify_mismatches, nan_code_lut
+from fp8lab.sweeps.mismatch_classes import MISMATCH_CLASSES
 from fp8lab.sweeps.range_run import DEFAULT_CHUNK
 
 __all__ = [
@@ -44,23 +44,7 @@ __all__ = [
     "side_codes",
 ]
 
-EXAMPLES_PER_CLASS = 5
-SIGN_BIT = 1 << 31
-
 Codes = npt.NDArray[np.uint8]
-
-
-@dataclass(frozen=True)
-class ChunkResult:
-    """Counts from one chunk of patterns, or the fault that stopped it."""
-
-    examined: int
-    by_class: dict[str, int]
-    examples: dict[str, list[dict[str, str]]]
-    nan_code_unexplained: int = 0
-    start: int = 0
-    fault: str = ""
-    fp_env_changed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -73,16 +57,6 @@ class Merged:
     nan_code_unexplained: int
     fault: str
     fp_env_changed: tuple[str, ...] = ()
-
-
-def exempt_sides(a: str, b: str, fmt: str, saturate: bool, nan: str) -> list[tuple[str, str]]:
-    """``(name, fixed policy)`` of each side whose fixed NaN policy differs from ``nan``."""
-    out = []
-    for name in (a, b):
-        fixed = resolve_encoder(name, fmt, saturate, nan).fixed_nan
-        if fixed is not None and fixed != nan:
-            out.append((name, fixed))
-    return out
 
 
 class _BadOutputError(Exception):
@@ -117,41 +91,6 @@ def _offsets(n: int) -> np.ndarray:
     return base[:n] if n <= base.size else np.arange(n, dtype=np.uint32)
 
 
-def _held_codes(fmt: FormatSpec, saturate: bool, policy: str) -> npt.NDArray[np.uint8]:
-    """The NaN code a side held to ``policy`` must emit, indexed by the input's sign bit."""
-    return np.array(special_codes(fmt, saturate=saturate, nan=policy).nan, np.uint8)
-
-
-def _sign_spans(start: int, n: int) -> list[tuple[int, int, int]]:
-    """``(sign, lo, hi)``: the offsets of ``[start, start + n)`` whose patterns have that sign."""
-    cut = min(max(SIGN_BIT - start, 0), n)
-    return [(s, lo, hi) for s, lo, hi in ((0, 0, cut), (1, cut, n)) if lo < hi]
-
-
-def _nan_unexplained(
-    start: int,
-    codes: tuple[Codes, Codes],
-    policies: tuple[str, str],
-    fmt: FormatSpec,
-    saturate: bool,
-) -> int:
-    """Patterns where both sides emit NaN codes and a side's is not its held one.
-
-    The sign of pattern ``start + i`` is constant on each side of ``2**31``, so
-    the held codes are two scalars per side, not a per-element gather.
-    """
-    lut = nan_code_lut(fmt)
-    held = [_held_codes(fmt, saturate, policy) for policy in policies]
-    bad = 0
-    for sign, lo, hi in _sign_spans(start, codes[0].size):
-        a, b = codes[0][lo:hi], codes[1][lo:hi]
-        both = lut[a] & lut[b]
-        if both.any():
-            wrong = (a != held[0][sign]) | (b != held[1][sign])
-            bad += int(np.count_nonzero(both & wrong))
-    return bad
-
-
 def side_codes(
     name: str, fmt: str, saturate: bool, nan: str, start: int, stop: int, x: np.ndarray
 ) -> Codes | str:
@@ -182,63 +121,6 @@ def compare_chunk(
             return ChunkResult(0, {}, {}, 0, start, got)
         sides.append(got)
     return compare_codes(a, b, spec, saturate, nan, start, x, (sides[0], sides[1]))
-
-
-def compare_codes(
-    a: str,
-    b: str,
-    spec: FormatSpec,
-    saturate: bool,
-    nan: str,
-    start: int,
-    x: npt.NDArray[np.float32],
-    codes: tuple[Codes, Codes],
-) -> ChunkResult:
-    """Classify where ``a``'s and ``b``'s codes for the patterns from ``start`` (``x``) differ.
-
-    A disagreement where both codes are NaN codes is ``nan_code`` whatever the
-    input (the first class of :mod:`fp8lab.sweeps.mismatch_classes`), so only
-    the others go through :func:`classify_mismatches`.
-    """
-    codes_a, codes_b = codes
-    differ = np.flatnonzero(codes_a != codes_b)
-    by_class = dict.fromkeys(MISMATCH_CLASSES, 0)
-    examples: dict[str, list[dict[str, str]]] = {}
-
-    def note(cls: str, hits: np.ndarray) -> None:
-        by_class[cls] = int(hits.size)
-        if hits.size:
-            examples[cls] = [
-                {
-                    "input": f"0x{start + int(i):08x}",
-                    a: f"{codes_a[i]:#04x}",
-                    b: f"{codes_b[i]:#04x}",
-                }
-                for i in hits[:EXAMPLES_PER_CLASS]
-            ]
-
-    if differ.size:
-        lut = nan_code_lut(spec)
-        both = lut[codes_a[differ]] & lut[codes_b[differ]]
-        note(MISMATCH_CLASSES[0], differ[both])
-        rest = differ[~both]
-        if rest.size:
-            classes = classify_mismatches(x[rest], codes_a[rest], codes_b[rest], spec)
-            for k, cls in enumerate(MISMATCH_CLASSES[1:], start=1):
-                note(cls, rest[classes == k])
-    exempt = dict(exempt_sides(a, b, spec.name, saturate, nan))
-    if exempt:
-        policies = (exempt.get(a, nan), exempt.get(b, nan))
-        unexplained = _nan_unexplained(start, (codes_a, codes_b), policies, spec, saturate)
-    else:
-        unexplained = by_class["nan_code"]
-    changed = tuple(
-        change
-        for name in (a, b)
-        if (host := resolve_encoder(name, spec.name, saturate, nan).host) is not None
-        for change in host.env_changes
-    )
-    return ChunkResult(codes_a.size, by_class, examples, unexplained, start, "", changed)
 
 
 def _class_rank(cls: str) -> tuple[int, str]:
