@@ -4,8 +4,9 @@ Both are too long to run inside ``fp8lab bench --all``, so their time is
 explained by its components:
 
 - evidence: one 2**32 proof pass (fast vs scan, e4m3fn, saturating), every
-  proof of :data:`fp8lab.evidence.proofs.PROOF_PLAN` timed on a sample and scaled to
-  2**32, and the number of such passes the evidence set makes, counted from
+  proof of :data:`fp8lab.evidence.proofs.PROOF_PLAN` timed alone on a sample and
+  scaled to 2**32, the plan's shared pass (what ``fp8lab prove`` runs) on the
+  same sample, and the number of such passes the evidence set makes, counted from
   their sources (the Makefile's ``fp8lab prove``, the notebooks, the
   justified mutants). The published runs' own wall times are read beside them.
 - test: its start-up costs, with how many test files pay each
@@ -25,6 +26,7 @@ from fp8lab.bench.startup import command_seconds, suite_costs
 from fp8lab.evidence.proofs import PROOF_PLAN, Proof
 from fp8lab.runtime.locations import notebooks_dir
 from fp8lab.sweeps.exhaustive import run_exhaustive
+from fp8lab.sweeps.plan_chunks import compare_plan_chunk
 from fp8lab.sweeps.range_run import ALL_PATTERNS, RangeRun
 
 __all__ = ["command_seconds", "evidence_costs", "evidence_passes", "suite_costs"]
@@ -109,8 +111,19 @@ def _window(proof: Proof, lo: int, width: int) -> int:
     return proof.run(run=RangeRun(start=lo, stop=lo + width, chunk=width, workers=1)).examined
 
 
+def _shared_sample(sample: int) -> float:
+    """CPU seconds per 2**32 of the plan's shared pass (``run_plan``) on the same windows."""
+    width, starts = _windows(sample)
+    plan = tuple((p.a, p.b, p.format, p.saturate, p.nan) for p in PROOF_PLAN)
+    compare_plan_chunk(plan, starts[1], starts[1] + min(width, 4096))  # warm-up
+    cpu0 = time.process_time()
+    for lo in starts:
+        compare_plan_chunk(plan, lo, lo + width)
+    return (time.process_time() - cpu0) * ALL_PATTERNS / (width * WINDOWS)
+
+
 def _plan_sample(sample: int) -> list[dict[str, Any]]:
-    """Each proof of the plan on 16 evenly spaced windows in this process, scaled to 2**32.
+    """Each proof of the plan alone on 16 evenly spaced windows in this process, scaled to 2**32.
 
     A warm-up window (not counted) comes first. ``cpu_seconds_per_2_32`` is this
     process's CPU time (robust to other load), ``seconds`` the sample's wall time.
@@ -191,10 +204,11 @@ def evidence_costs(
     }
     plan = _plan_sample(sample)
     cpus = len(os.sched_getaffinity(0))
-    plan_wall = sum(r["cpu_seconds_per_2_32"] for r in plan) / cpus
+    plan_each = sum(r["cpu_seconds_per_2_32"] for r in plan) / cpus
+    plan_wall = _shared_sample(sample) / cpus
     passes = evidence_passes()
     recheck_cpu = _recheck_sample(_recheck_targets(), sample)
-    components = [
+    components: list[dict[str, Any]] = [
         {
             "component": "fp8lab prove: PROOF_PLAN over 2**32 (Makefile)",
             "passes": passes["prove_plan_proofs"],
@@ -223,6 +237,7 @@ def evidence_costs(
         "proof_pass": proof_pass,
         "plan_sample": plan,
         "plan_seconds_per_2_32": plan_wall,
+        "plan_each_seconds_per_2_32": plan_each,
         "recheck_cpu_seconds_per_2_32": recheck_cpu,
         "passes": passes,
         "components": components,

@@ -16,8 +16,9 @@ e3m2fn) the same way; it is a separate plan because of its cost
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from concurrent.futures import Executor
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from fp8lab.runtime.parallel import default_workers, worker_pool
 from fp8lab.runtime.progress import Progress
 from fp8lab.specs.formats import FORMATS, FP8_FORMATS
 from fp8lab.sweeps.exhaustive import ExhaustiveRecord, run_exhaustive
+from fp8lab.sweeps.exhaustive_plan import run_shared
 from fp8lab.sweeps.range_run import ALL_PATTERNS, EVERY_PATTERN, RangeRun
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "ProofsRunError",
     "published_plan_records",
     "run_plan",
+    "run_plan_each",
     "run_proofs",
 ]
 
@@ -115,34 +118,55 @@ def run_plan(
     progress: bool = False,
     cluster: Cluster | None = None,
 ) -> list[ExhaustiveRecord]:
-    """Run every proof of ``plan`` on the patterns ``[start, stop)``, one process pool for all.
+    """Run every proof of ``plan`` on the patterns ``[start, stop)``, in shared passes.
+
+    Each chunk evaluates each distinct encoder side once for all the proofs
+    that use it (:func:`fp8lab.sweeps.exhaustive_plan.run_shared`); the records
+    are :func:`run_plan_each`'s except ``wall_seconds``, the shared pass's.
 
     Args:
         plan: the proofs.
         start: first bit pattern of every proof.
         stop: one past the last pattern (all 2**32 by default).
-        progress: show a progress bar per proof on stderr.
+        progress: show a progress bar per pass on stderr.
         cluster: run the chunks on this dask cluster (:mod:`fp8lab.runtime.cluster`)
             instead of a local process pool.
     """
+    proofs = tuple((p.a, p.b, p.format, p.saturate, p.nan) for p in plan)
+    with _plan_runs(start, stop, progress, cluster) as run:
+        return run_shared(proofs, run)
+
+
+def run_plan_each(
+    plan: tuple[Proof, ...] = PROOF_PLAN,
+    *,
+    start: int = 0,
+    stop: int = ALL_PATTERNS,
+    progress: bool = False,
+    cluster: Cluster | None = None,
+) -> list[ExhaustiveRecord]:
+    """:func:`run_plan`'s slow twin: one :meth:`Proof.run` after another, nothing shared."""
+    with _plan_runs(start, stop, progress, cluster) as run:
+        return [proof.run(run=run) for proof in plan]
+
+
+@contextmanager
+def _plan_runs(
+    start: int, stop: int, progress: bool, cluster: Cluster | None
+) -> Iterator[RangeRun]:
+    """The range every proof of a plan runs on, with one process pool (or the cluster) for all."""
     cluster = cluster or ambient_cluster()
     workers = cluster.workers if cluster else default_workers()
-    executor_name = cluster.name if cluster else "processes"
     with ExitStack() as stack:
         pool: Executor = cluster.executor if cluster else stack.enter_context(worker_pool(workers))
-        return [
-            proof.run(
-                run=RangeRun(
-                    start=start,
-                    stop=stop,
-                    workers=workers,
-                    executor=pool,
-                    executor_name=executor_name,
-                    progress=Progress if progress else None,
-                ),
-            )
-            for proof in plan
-        ]
+        yield RangeRun(
+            start=start,
+            stop=stop,
+            workers=workers,
+            executor=pool,
+            executor_name=cluster.name if cluster else "processes",
+            progress=Progress if progress else None,
+        )
 
 
 def run_proofs(

@@ -38,14 +38,22 @@ from fp8lab.specs.format import FormatSpec
 from fp8lab.specs.formats import get_format
 from fp8lab.sweeps.coverage import CoverageError, covered_domain
 from fp8lab.sweeps.encoders import resolve_encoder
-from fp8lab.sweeps.exhaustive_chunks import compare_chunk, exempt_sides, merge_chunks
-from fp8lab.sweeps.range_run import EVERY_PATTERN, RangeRun
+from fp8lab.sweeps.exhaustive_chunks import (
+    ChunkResult,
+    compare_chunk,
+    exempt_sides,
+    merge_chunks,
+)
+from fp8lab.sweeps.range_run import EVERY_PATTERN, Placement, RangeRun
 
 __all__ = [
     "KERNEL_ERROR_EXIT",
     "ExhaustiveRecord",
+    "Outcome",
+    "build_record",
     "proof_domain",
     "run_exhaustive",
+    "worker_lost",
 ]
 
 KERNEL_ERROR_EXIT = 4
@@ -144,8 +152,8 @@ def run_exhaustive(
     spec = get_format(fmt)
     special_codes(spec, saturate=saturate, nan=nan)  # refuses a policy the format cannot take
     ranges = proof_domain(spec, start, stop)
-    notes = {n: resolve_encoder(n, spec.name, saturate, nan).policy_note for n in (a, b)}
-    exempt = exempt_sides(a, b, spec.name, saturate, nan)
+    for name in (a, b):
+        resolve_encoder(name, spec.name, saturate, nan)
     bounds = run.chunks(ranges)
     place = run.placement()
     report = run.reporter(f"exhaustive {a} vs {b} {spec.name} sat={saturate}", len(bounds))
@@ -157,11 +165,46 @@ def run_exhaustive(
         )
     except WorkerLostError as exc:
         results = []
-        fault = f"a worker process died while running {a!r} vs {b!r} ({exc})"
+        fault = worker_lost(a, b, exc)
     else:
         fault = ""
+    done = Outcome(results, fault, round(time.monotonic() - t0, 3))
+    return build_record(a, b, spec, saturate, nan, (start, stop), done, place, strict_env)
+
+
+def worker_lost(a: str, b: str, exc: WorkerLostError) -> str:
+    """The fault of a proof whose worker process died."""
+    return f"a worker process died while running {a!r} vs {b!r} ({exc})"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a proof's chunks returned, a fault that stopped them, and the wall time."""
+
+    results: list[ChunkResult]
+    fault: str
+    wall_seconds: float
+
+
+def build_record(
+    a: str,
+    b: str,
+    spec: FormatSpec,
+    saturate: bool,
+    nan: str,
+    span: tuple[int, int],
+    done: Outcome,
+    place: Placement,
+    strict_env: bool = False,
+) -> ExhaustiveRecord:
+    """The record of comparing ``a`` and ``b`` on ``span`` from its chunks' results."""
+    start, stop = span
+    ranges = proof_domain(spec, start, stop)
+    notes = {n: resolve_encoder(n, spec.name, saturate, nan).policy_note for n in (a, b)}
+    exempt = exempt_sides(a, b, spec.name, saturate, nan)
+    results = done.results
     merged = merge_chunks(results)
-    fault = fault or merged.fault
+    fault = done.fault or merged.fault
     changed = "; ".join(merged.fp_env_changed)
     covered: list[list[str]] = []
     coverage_error = ""
@@ -202,7 +245,7 @@ def run_exhaustive(
         policy_notes=notes,
         chunks=len(results),
         workers=place.workers,
-        wall_seconds=round(time.monotonic() - t0, 3),
+        wall_seconds=done.wall_seconds,
         status=status,
         nan_code_unexplained=merged.nan_code_unexplained,
         nan_code_exempt_side=", ".join(name for name, _ in exempt) or None,

@@ -8,11 +8,7 @@ floating-point environment is collected in ``fp_env_changed``. An encoder
 that raises, exits, times out or returns anything but a uint8 array of the
 input's shape makes the chunk a fault, named after it.
 
-NaN codes (OFP8 §5.4): where both sides emit a NaN code, each side must emit
-the code of the policy it is held to: the requested one, or its own fixed one
-if it is a built-in oracle with a fixed policy that differs from the request
-(that side is *exempt*; :mod:`fp8lab.sweeps.encoders`). Anything else is
-``nan_code_unexplained``, a failure.
+The codes are compared and classified by :func:`fp8lab.sweeps.chunk_compare.compare_codes`.
 """
 
 from __future__ import annotations
@@ -23,40 +19,32 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.codecs import special_codes
 from fp8lab.kernels.sources.wire import Foreign
 from fp8lab.runtime.guard import KernelFaultError, call_kernel
-from fp8lab.specs.format import FormatSpec
 from fp8lab.specs.formats import get_format
+from fp8lab.sweeps.chunk_compare import (
+    EXAMPLES_PER_CLASS,
+    ChunkResult,
+    compare_codes,
+    exempt_sides,
+)
 from fp8lab.sweeps.encoders import resolve_encoder
-from fp8lab.sweeps.mismatch_classes import MISMATCH_CLASSES, classify_mismatches, nan_code_lut
+from fp8lab.sweeps.mismatch_classes import MISMATCH_CLASSES
 from fp8lab.sweeps.range_run import DEFAULT_CHUNK
 
 __all__ = [
     "EXAMPLES_PER_CLASS",
     "ChunkResult",
     "Merged",
+    "chunk_patterns",
     "compare_chunk",
+    "compare_codes",
     "exempt_sides",
     "merge_chunks",
+    "side_codes",
 ]
 
-EXAMPLES_PER_CLASS = 5
-
 Codes = npt.NDArray[np.uint8]
-
-
-@dataclass(frozen=True)
-class ChunkResult:
-    """Counts from one chunk of patterns, or the fault that stopped it."""
-
-    examined: int
-    by_class: dict[str, int]
-    examples: dict[str, list[dict[str, str]]]
-    nan_code_unexplained: int = 0
-    start: int = 0
-    fault: str = ""
-    fp_env_changed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,16 +57,6 @@ class Merged:
     nan_code_unexplained: int
     fault: str
     fp_env_changed: tuple[str, ...] = ()
-
-
-def exempt_sides(a: str, b: str, fmt: str, saturate: bool, nan: str) -> list[tuple[str, str]]:
-    """``(name, fixed policy)`` of each side whose fixed NaN policy differs from ``nan``."""
-    out = []
-    for name in (a, b):
-        fixed = resolve_encoder(name, fmt, saturate, nan).fixed_nan
-        if fixed is not None and fixed != nan:
-            out.append((name, fixed))
-    return out
 
 
 class _BadOutputError(Exception):
@@ -113,27 +91,21 @@ def _offsets(n: int) -> np.ndarray:
     return base[:n] if n <= base.size else np.arange(n, dtype=np.uint32)
 
 
-def _held_codes(fmt: FormatSpec, saturate: bool, policy: str) -> npt.NDArray[np.uint8]:
-    """The NaN code a side held to ``policy`` must emit, indexed by the input's sign bit."""
-    return np.array(special_codes(fmt, saturate=saturate, nan=policy).nan, np.uint8)
+def side_codes(
+    name: str, fmt: str, saturate: bool, nan: str, start: int, stop: int, x: np.ndarray
+) -> Codes | str:
+    """``name``'s codes for the patterns ``[start, stop)`` (``x``), or the fault line."""
+    try:
+        return _codes(name, fmt, saturate, nan, start, stop, x)
+    except KernelFaultError as exc:
+        return exc.line(f"encoder {name!r}")
+    except _BadOutputError as exc:
+        return f"encoder {name!r} {exc}"
 
 
-def _nan_unexplained(
-    x: np.ndarray,
-    codes: tuple[Codes, Codes],
-    policies: tuple[str, str],
-    fmt: FormatSpec,
-    saturate: bool,
-) -> int:
-    lut = nan_code_lut(fmt)
-    both = np.flatnonzero(lut[codes[0]] & lut[codes[1]])
-    if both.size == 0:
-        return 0
-    sign = (x[both].view(np.uint32) >> np.uint32(31)).astype(np.intp)
-    bad = np.zeros(both.size, np.bool_)
-    for side, policy in zip(codes, policies, strict=True):
-        bad |= side[both] != _held_codes(fmt, saturate, policy)[sign]
-    return int(bad.sum())
+def chunk_patterns(start: int, stop: int) -> npt.NDArray[np.float32]:
+    """The float32 values of the bit patterns ``[start, stop)``."""
+    return (_offsets(stop - start) + np.uint32(start)).view(np.float32)
 
 
 def compare_chunk(
@@ -141,46 +113,14 @@ def compare_chunk(
 ) -> ChunkResult:
     """Compare ``a`` and ``b`` on the float32 patterns ``[start, stop)``."""
     spec = get_format(fmt)
-    x = (_offsets(stop - start) + np.uint32(start)).view(np.float32)
+    x = chunk_patterns(start, stop)
     sides = []
     for name in (a, b):
-        try:
-            sides.append(_codes(name, spec.name, saturate, nan, start, stop, x))
-        except KernelFaultError as exc:
-            return ChunkResult(0, {}, {}, 0, start, exc.line(f"encoder {name!r}"))
-        except _BadOutputError as exc:
-            return ChunkResult(0, {}, {}, 0, start, f"encoder {name!r} {exc}")
-    codes_a, codes_b = sides
-    differ = np.flatnonzero(codes_a != codes_b)
-    by_class = dict.fromkeys(MISMATCH_CLASSES, 0)
-    examples: dict[str, list[dict[str, str]]] = {}
-    if differ.size:
-        classes = classify_mismatches(x[differ], codes_a[differ], codes_b[differ], spec)
-        for k, cls in enumerate(MISMATCH_CLASSES):
-            hits = differ[classes == k]
-            by_class[cls] = int(hits.size)
-            if hits.size:
-                examples[cls] = [
-                    {
-                        "input": f"0x{start + int(i):08x}",
-                        a: f"{codes_a[i]:#04x}",
-                        b: f"{codes_b[i]:#04x}",
-                    }
-                    for i in hits[:EXAMPLES_PER_CLASS]
-                ]
-    exempt = dict(exempt_sides(a, b, spec.name, saturate, nan))
-    if exempt:
-        policies = (exempt.get(a, nan), exempt.get(b, nan))
-        unexplained = _nan_unexplained(x, (codes_a, codes_b), policies, spec, saturate)
-    else:
-        unexplained = by_class["nan_code"]
-    changed = tuple(
-        change
-        for name in (a, b)
-        if (host := resolve_encoder(name, spec.name, saturate, nan).host) is not None
-        for change in host.env_changes
-    )
-    return ChunkResult(stop - start, by_class, examples, unexplained, start, "", changed)
+        got = side_codes(name, spec.name, saturate, nan, start, stop, x)
+        if isinstance(got, str):
+            return ChunkResult(0, {}, {}, 0, start, got)
+        sides.append(got)
+    return compare_codes(a, b, spec, saturate, nan, start, x, (sides[0], sides[1]))
 
 
 def _class_rank(cls: str) -> tuple[int, str]:

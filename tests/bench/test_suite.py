@@ -37,6 +37,7 @@ EVIDENCE = {
     "proof_pass",
     "plan_sample",
     "plan_seconds_per_2_32",
+    "plan_each_seconds_per_2_32",
     "recheck_cpu_seconds_per_2_32",
     "passes",
     "components",
