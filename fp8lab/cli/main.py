@@ -28,7 +28,10 @@ class _Parser(argparse.ArgumentParser):
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "gates": ("gates_cmd", "run gates against a kernel"),
     "exhaustive": ("exhaustive_cmd", "compare two encoders over all 2**32 inputs"),
-    "bench": ("bench_cmd", "encoder throughput, single-threaded, as ratios"),
+    "bench": (
+        "bench_cmd",
+        "encoder throughput, single-threaded, as ratios to torch's cast and its 2x target",
+    ),
     "prove": ("prove_cmd", "run gates and exhaustive proofs; file the evidence"),
     "evidence": ("evidence_cmd", "run notebooks with papermill and file the evidence"),
     "mutate": ("mutate_cmd", "run mutants against the gates; report kill margins"),

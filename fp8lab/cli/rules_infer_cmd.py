@@ -27,6 +27,8 @@ def add_infer_arguments(p: argparse.ArgumentParser) -> None:
     """``infer``'s flags: the kernel, how it is run, and where the result goes."""
     p.add_argument(
         "--kernel",
+        "--kernels",
+        dest="kernel",
         metavar="MODULE:FUNC",
         help="infer: your GQ kernel, FUNC(x) -> (codes, scales) (docs/gates/gq.md); it runs "
         "in a process of its own",
@@ -51,7 +53,13 @@ def add_infer_arguments(p: argparse.ArgumentParser) -> None:
         help="infer: write the inferred declaration as a rule file (named inferred-SCHEME) "
         "that fp8lab gates --gate GQ --rule-file reads",
     )
-    p.add_argument("--json", metavar="PATH", help="infer: write the record here ('-' for stdout)")
+    p.add_argument(
+        "--json",
+        "--out",
+        dest="json",
+        metavar="PATH",
+        help="infer: write the record here ('-' for stdout)",
+    )
 
 
 def run_infer(args: argparse.Namespace) -> int:

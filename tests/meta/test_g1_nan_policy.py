@@ -23,6 +23,8 @@ pytestmark = pytest.mark.process
 POLICY_CODES = {
     "canonical": (0x7F, 0x7F),  # vllm.cpp F32ToFp8 step 1: NaN -> 0x7F, sign dropped
     "keep-sign": (0x7F, 0xFF),  # ml_dtypes astype / torch cast: NaN keeps its sign
+    "all-ones": (0x7F, 0x7F),  # PTX cvt.rn.satfinite: every magnitude bit, sign dropped
+    "keep-sign-all-ones": (0x7F, 0xFF),  # torch's CPU cast to e5m2: every magnitude bit, sign kept
     "clamp-pos": (0x7E, 0x7E),  # vLLM CUDA fmaxf(-448, fminf(x, 448)): NaN -> +448
     "clamp-neg": (0xFE, 0xFE),  # vLLM per-token-group fminf(fmaxf(x, -448), 448): NaN -> -448
 }
@@ -36,7 +38,9 @@ def test_the_set_is_closed_and_each_policy_cites_its_source() -> None:
     assert list(NAN_POLICIES) == list(POLICY_CODES)
     for name, policy in NAN_POLICIES.items():
         assert policy.codes(FORMATS["e4m3fn"]) == POLICY_CODES[name]
-        assert any(impl in policy.source for impl in ("vllm", "vLLM", "ml_dtypes", "CUDA"))
+        assert any(
+            impl in policy.source for impl in ("vllm", "vLLM", "ml_dtypes", "CUDA", "PTX", "torch")
+        )
         assert "NaN" in policy.source  # and says what becomes of a NaN
 
 
@@ -76,10 +80,13 @@ def test_a_name_outside_the_set_is_an_error() -> None:
 
 @pytest.mark.parametrize("name", sorted(POLICY_CODES))
 def test_each_named_policy_passes_exactly_its_own_kernel(name: str) -> None:
+    """A kernel passes under each policy whose e4m3fn codes are its own (the all-ones twins
+    of canonical and keep-sign name the same e4m3fn codes), and fails under every other."""
     for other, codes in POLICY_CODES.items():
         result = run_g1(FunctionKernel(other, _with(_policy_kernel(*codes), nan_policy=name)))
         assert result.nan_policy == name
-        assert (result.status is GateStatus.PASS) == (other == name), (name, other, result.reason)
+        same = codes == POLICY_CODES[name]
+        assert (result.status is GateStatus.PASS) == same, (name, other, result.reason)
 
 
 def test_a_keep_sign_kernel_passes_when_declared_and_the_record_says_so() -> None:

@@ -124,7 +124,10 @@ def test_a_defective_kernel_is_a_fail_row_with_the_reason(
     ("argv", "names"),
     [
         (["--scheme", "nvfp8"], "per-tensor, per-token, per-group, mxfp8, nvfp4"),
-        (["--rule", "vllm-per-grup"], "vllm-per-group-ue8m0, ocp-floor, rceil, te-nvfp4-divide"),
+        (
+            ["--rule", "vllm-per-grup"],
+            "vllm-per-group-ue8m0, compressed-tensors-0.20-group-128, ocp-floor, rceil",
+        ),
         (["--scheme", "mxfp8", "--rule", "vllm-per-group"], "ocp-floor, rceil"),
         (["--kernel", "gqk:right", "--scheme", "per-token"], "--scheme and --rule"),
         (["--kernel", "./libq.so:f", "--scheme", "mxfp8", "--rule", "rceil"], "no such file"),

@@ -16,6 +16,8 @@ from fp8lab.sweeps.exhaustive_plan import run_shared
 from fp8lab.sweeps.range_run import RangeRun
 from tests.dying_encoders import always_exit
 
+pytestmark = pytest.mark.process  # worker pools
+
 TIMING = ("wall_seconds",)
 WIDTH = 1 << 24
 # around 1.0, the fp8 maxima (448, 57344), +-inf and the NaNs, fp8 subnormals (2**-9)
