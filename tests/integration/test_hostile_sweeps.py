@@ -97,7 +97,12 @@ def test_an_encoder_that_hangs_is_killed_in_time(encoder_dir: Path, workers: str
     proc, record, seconds = _exhaustive(encoder_dir, "sleeps", *extra)
     assert proc.returncode == 4, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and f"kernel timed out after {TIMEOUT} s in call 1" in lines[0]
+    # On a loaded machine the encoder's module can take longer than the timeout to import:
+    # the same watchdog then ends it while loading, which is as right.
+    killed = (
+        f"kernel timed out after {TIMEOUT} s {where}" for where in ("in call 1", "while loading")
+    )
+    assert len(lines) == 1 and any(k in lines[0] for k in killed), lines
     assert record["status"] == "kernel-error" and record["examined"] == 0
     assert seconds < STARTUP + TIMEOUT + 5
 
