@@ -2,7 +2,9 @@
 
 The kernel runs in a process of its own under the watchdog (as under
 ``fp8lab gates``), once per GQ call of ``--scheme``; the search
-(:mod:`fp8lab.gates.rule_inference`) runs here on what it returned.
+(:mod:`fp8lab.gates.rule_inference`) runs here on what it returned. What the
+kernel left changed in the floating-point environment is named
+(``fp_env_changed``), and with ``--strict-env`` ends the run with exit 1.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fp8lab.cli.common import CliError, write_json_output
-from fp8lab.cli.isolation_args import add_timeout_argument
+from fp8lab.cli.isolation_args import add_isolation_arguments
 from fp8lab.cli.names import KERNEL_ERROR, KERNEL_ERROR_EXIT
 from fp8lab.runtime.exit_codes import EXIT_CODES
 
@@ -46,7 +48,7 @@ def add_infer_arguments(p: argparse.ArgumentParser) -> None:
         default="cpu",
         help="infer: with --arrays torch or triton, the device the tensors are on",
     )
-    add_timeout_argument(p)
+    add_isolation_arguments(p)
     p.add_argument(
         "--write-rule",
         metavar="PATH",
@@ -96,13 +98,21 @@ def run_infer(args: argparse.Namespace) -> int:
                 raise CliError(str(exc)) from None
             outputs = record_outputs(kernel, calls)
             found = infer_rule(args.scheme, args.kernel, calls, outputs)
+        changed = "; ".join(host.env_changes)
     except KernelFaultError as exc:
         print(f"fp8lab rules infer: {KERNEL_ERROR}: {exc.reason}", file=sys.stderr)
         return KERNEL_ERROR_EXIT
     print(_summary(found))
+    if changed:
+        strict = " (a FAIL under --strict-env)" if args.strict_env else ""
+        print(f"fp_env_changed: {changed}{strict}")
     if args.write_rule and found.chosen is not None:
         _write_rule(Path(args.write_rule), found)
-    write_json_output(args.json, found.to_dict())
+    write_json_output(
+        args.json, {**found.to_dict(), "fp_env_changed": changed, "strict_env": args.strict_env}
+    )
+    if changed and args.strict_env:
+        return EXIT_CODES["fail"]
     return EXIT_CODES["pass"] if found.status == "reproduced" else EXIT_CODES["fail"]
 
 

@@ -3,7 +3,9 @@
 A named rule's port is recovered (exit 0), and the rule file written for it
 passes GQ on that same kernel; a kernel with one flipped code bit reproduces
 nothing (exit 1, the nearest rule named); a raising kernel is a kernel-error
-(exit 4); bad input is one line and exit 2.
+(exit 4); a kernel that leaves its rounding mode changed is still inferred, the
+change is named, and ``--strict-env`` makes that exit 1; bad input is one line
+and exit 2.
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ from tests.meta.gates_subprocess import run_fp8lab, run_gates
 pytestmark = pytest.mark.process
 
 KERNELS = """\
+import ctypes
+import ctypes.util
+
 from fp8lab.kernels.scheme import SCHEME_PORTS
 
 port = SCHEME_PORTS[{name!r}]
@@ -37,6 +42,12 @@ def flipped(x):
 
 def boom(x):
     raise RuntimeError("planted")
+
+
+def leaks_rounding(x):
+    out = port(x)
+    ctypes.CDLL(ctypes.util.find_library("m")).fesetround(0xC00)  # toward zero, kept
+    return out
 """
 
 
@@ -83,6 +94,19 @@ def test_a_raising_kernel_is_a_kernel_error(tmp_path: Path) -> None:
     done = run_fp8lab(tmp_path, "rules", "infer", "--scheme", "per-token", "--kernel", "kern:boom")
     assert done.returncode == 4, done.stdout + done.stderr
     assert "kernel-error" in done.stderr and "planted" in done.stderr
+
+
+def test_a_leaked_rounding_mode_is_named_and_fails_under_strict_env(tmp_path: Path) -> None:
+    _kernels(tmp_path, "vllm-per-token")
+    argv = ["--scheme", "per-token", "--kernel", "kern:leaks_rounding", "--json", "r.json"]
+    done = run_fp8lab(tmp_path, "rules", "infer", *argv, "--strict-env")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "fp_env_changed: the kernel left rounding toward zero" in done.stdout
+    assert "(a FAIL under --strict-env)" in done.stdout
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["status"] == "reproduced" and record["strict_env"] is True
+    assert record["nearest_named_rule"] == "vllm-per-token"
+    assert "rounding toward zero" in record["fp_env_changed"]
 
 
 @pytest.mark.parametrize(
