@@ -1,0 +1,64 @@
+"""torchao 0.18.0's MXFP8 quantizer (``to_mx``, FLOOR and RCEIL) under fp8lab's mxfp8 rules.
+
+Neither mode follows the rule it is closest to: torchao FLOOR departs from
+``ocp-floor`` and torchao RCEIL from ``rceil`` only in the special-value
+families (a block whose scale byte is 0, an inf amax and, for FLOOR, a NaN
+block), while every ordinary case agrees bit for bit. These tests pin that
+record, so a rule that names torchao's choices can be checked against it.
+Skipped, with the reason, without torch and torchao.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch", reason="torch is not installed (optional: the ecosystem extra)")
+pytest.importorskip("torchao", reason="torchao is not installed (optional: the ecosystem extra)")
+
+pytestmark = pytest.mark.process
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "torchao"
+
+
+def _gq(rule: str, kernel: str, out: Path) -> dict[str, object]:
+    argv = ["--gate", "GQ", "--scheme", "mxfp8", "--rule", rule, "--kernel", kernel]
+    done = subprocess.run(
+        [sys.executable, "-m", "fp8lab", "gates", *argv, "--arrays", "torch", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=EXAMPLE,
+        timeout=600,
+    )
+    assert done.returncode == 1 and "FAIL" in done.stdout, done.stdout + done.stderr
+    records = json.loads(out.read_text())
+    assert isinstance(records, list) and len(records) == 1
+    record: dict[str, object] = records[0]
+    return record
+
+
+@pytest.mark.parametrize(
+    ("rule", "kernel", "families"),
+    [
+        ("ocp-floor", "floor", {"pow2-amax", "nan", "neg-nan", "inf", "subnormal"}),
+        ("rceil", "rceil", {"pow2-amax", "inf", "subnormal"}),
+    ],
+)
+def test_torchao_mxfp8_departs_only_in_special_values(
+    rule: str, kernel: str, families: set[str], tmp_path: Path
+) -> None:
+    record = _gq(rule, f"torchao_mxfp8:{kernel}", tmp_path / "gq.json")
+    assert record["status"] == "FAIL"
+    cases = record["case_results"]
+    assert isinstance(cases, list)
+    failed = {str(c["name"]).split("#")[0] for c in cases if c["assertions_failed"]}
+    assert failed == families
+    by_class = record["mismatches_by_class"]
+    assert isinstance(by_class, dict)
+    for name in ("random", "ties", "near-ties", "at-max", "negative", "zero", "amax-last"):
+        assert by_class[name] == 0, (name, by_class)
