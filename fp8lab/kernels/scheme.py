@@ -17,7 +17,14 @@ import numpy.typing as npt
 
 from fp8lab.codecs import decode, encode
 from fp8lab.specs.formats import get_format
-from fp8lab.specs.nvfp4_rules import NVFP4_RULES, Nvfp4Inverse, Nvfp4Order, Nvfp4ScaleRule
+from fp8lab.specs.nvfp4_rules import (
+    NVFP4_RULES,
+    Nvfp4Inverse,
+    Nvfp4NanCode,
+    Nvfp4Order,
+    Nvfp4ScaleRule,
+    Nvfp4TensorScale,
+)
 from fp8lab.specs.scale_rules import (
     RULES,
     AmaxNan,
@@ -175,24 +182,42 @@ def _encode_scale(g: np.float32) -> np.float32:
     return _F32(1.0) if g == 0 or s_enc == 0 else _F32(s_enc)
 
 
+def _tensor_scales(g: np.float32, rule: Nvfp4ScaleRule) -> tuple[np.float32, np.float32]:
+    """``(S_enc, S_dec)`` of the global amax ``g`` under the rule's per-tensor scale."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if rule.tensor_scale is Nvfp4TensorScale.DIVISOR:
+            s_dec = _F32(_F32(g) / _F32(2688.0))  # torchao: amax.float() / (448 * 6)
+            return _F32(_F32(1.0) / s_dec), s_dec
+        s_enc = _encode_scale(_F32(g))
+        return s_enc, _F32(1.0 / float(s_enc))  # TE: float(1.0 / S_enc), a double quotient
+
+
 def nvfp4_block_scales(
     block_amax: np.ndarray, global_amax: float, rule: Nvfp4ScaleRule
 ) -> npt.NDArray[np.uint8]:
-    """e4m3fn block-scale bytes of float32 ``block_amax``, as TransformerEngine computes them."""
+    """e4m3fn block-scale bytes of float32 ``block_amax``, as the rule's kernel computes them.
+
+    A NaN block scale is byte 0x7F here; :func:`nvfp4_quant` signs the one a
+    ``TORCH_BITS`` rule's scale side makes (0xFF).
+    """
     amax = np.asarray(block_amax, _F32)
     g = _F32(global_amax)
     flt_max = np.finfo(_F32).max
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        s_enc = _encode_scale(g)
+        s_enc, s_dec = _tensor_scales(g, rule)
         rcp6 = _F32(1.0) / _F32(6.0)
         if rule.order is Nvfp4Order.DIVIDE:
             s = amax / _F32(6.0) * s_enc
         elif rule.order is Nvfp4Order.RECIPROCAL:
             s = amax * rcp6 * s_enc
+        elif rule.order is Nvfp4Order.DIVIDE_DECODE:
+            s = amax / _F32(6.0) / s_dec
         else:
             s = amax * (s_enc * rcp6)
         if rule.clamp_block:
             s = np.fmin(s, flt_max)
+        if rule.block_bounds is not None:  # torch.clamp: a NaN stays NaN
+            s = np.minimum(np.maximum(s, _F32(rule.block_bounds[0])), _F32(rule.block_bounds[1]))
     return encode(np.asarray(s, _F32), "e4m3fn", saturate=True, nan="canonical")
 
 
@@ -219,9 +244,13 @@ def nvfp4_quant(
     blocks = x32.reshape(-1, spec.block)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         amax = np.fmax.reduce(np.abs(blocks), axis=1, initial=_F32(0))
+        if spec.amax_nan is AmaxNan.PROPAGATE:  # torch.amax: a NaN wins
+            amax = np.where(np.isnan(blocks).any(axis=1), _F32(np.nan), amax)
         scale = nvfp4_block_scales(amax, float(g), spec)
-        s_enc = _encode_scale(g)
-        s_dec = _F32(1.0 / float(s_enc))  # TE: float(1.0 / S_enc), a double quotient
+        s_enc, s_dec = _tensor_scales(g, spec)
+        if spec.nan_code is Nvfp4NanCode.TORCH_BITS:  # 0/0, inf/inf: the negative default NaN
+            made = np.isnan(decode(scale, "e4m3fn")) & ~np.isnan(amax)
+            scale = np.where(made, scale | np.uint8(0x80), scale).astype(np.uint8)
         dec_b = decode(scale, "e4m3fn").astype(_F32)
         if spec.inverse is Nvfp4Inverse.ENCODE_QUOTIENT:
             inv = s_enc / dec_b  # __fdiv_rn(S_enc, float(S_dec_b_fp8))
@@ -231,7 +260,23 @@ def nvfp4_quant(
     nan = np.isnan(q)
     codes = encode(np.where(nan, _F32(0), q), "e2m1fn", saturate=True, nan="canonical")
     codes[nan] = 0x07
+    if spec.nan_code is Nvfp4NanCode.TORCH_BITS:
+        codes[nan] = _torch_nan_codes(blocks, scale)[nan]
     return codes.reshape(x32.shape), scale.reshape(x32.shape[0], -1)
+
+
+def _torch_nan_codes(blocks: np.ndarray, scale: np.ndarray) -> npt.NDArray[np.uint8]:
+    """The e2m1 code torchao gives each product were it NaN (:class:`Nvfp4NanCode` ``TORCH_BITS``).
+
+    A NaN byte's decoded NaN (0x7FF00000, signed as the byte) codes 0x4 with that
+    sign; else an input NaN codes 0x3 with its sign, and ``0 * inf`` (the
+    negative default NaN) 0xB.
+    """
+    byte_nan = np.isnan(decode(scale, "e4m3fn"))[:, None]
+    byte_sign = ((scale & np.uint8(0x80)) >> np.uint8(4))[:, None]
+    x_sign = np.signbit(blocks).astype(np.uint8) << np.uint8(3)
+    own = np.where(np.isnan(blocks), np.uint8(0x3) | x_sign, np.uint8(0xB))
+    return np.where(byte_nan, np.uint8(0x4) | byte_sign, own).astype(np.uint8)
 
 
 @dataclass(frozen=True)
