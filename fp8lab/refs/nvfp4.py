@@ -39,14 +39,12 @@ import numpy.typing as npt
 
 from fp8lab.refs.float32_exact import f32, f32_div, f32_mul, fmaxf, fminf
 from fp8lab.refs.scan import ScanPolicy, scan_encode
-from fp8lab.refs.schemes import reference_encode_scale, reference_nvfp4_block_scales
+from fp8lab.refs.schemes import reference_nvfp4_block_scales, reference_nvfp4_tensor_scales
 from fp8lab.specs.formats import get_format
 from fp8lab.specs.nvfp4_rules import (
     Nvfp4Inverse,
     Nvfp4NanCode,
-    Nvfp4Order,
     Nvfp4ScaleRule,
-    Nvfp4TensorScale,
 )
 from fp8lab.specs.rule_axes import AmaxNan
 
@@ -94,16 +92,12 @@ def reference_nvfp4_quant(
         if rule.amax_nan is AmaxNan.PROPAGATE and any(math.isnan(v) for v in block):
             amax = math.nan
         amaxes.append(amax)
-    if rule.tensor_scale is Nvfp4TensorScale.DIVISOR:
-        s_dec = f32_div(g, 2688.0)
-        s_enc = f32_div(1.0, s_dec)
-        scale_bytes = _block_bytes(amaxes, s_enc, s_dec, rule)
-    else:
-        scale_bytes = reference_nvfp4_block_scales(np.array(amaxes, np.float32), g, rule)
-        s_enc = reference_encode_scale(g)
-        s_dec = f32_div(1.0, s_enc)
-        if rule.block_bounds is not None:
-            scale_bytes = _block_bytes(amaxes, s_enc, s_dec, rule)
+    scale_bytes = reference_nvfp4_block_scales(np.array(amaxes, np.float32), g, rule)
+    s_enc, s_dec = reference_nvfp4_tensor_scales(g, rule)
+    if rule.nan_code is Nvfp4NanCode.TORCH_BITS:  # 0/0, inf/inf: x86's negative default NaN
+        for b, amax in enumerate(amaxes):
+            if math.isnan(_decode_scale(int(scale_bytes[b]))) and not math.isnan(amax):
+                scale_bytes[b] = 0xFF
     q = np.empty((len(blocks), rule.block), np.float32)
     nan = np.zeros(q.shape, bool)
     nan_codes = np.full(q.shape, NVFP4_NAN_CODE, np.uint8)
@@ -122,37 +116,6 @@ def reference_nvfp4_quant(
     codes = scan_encode(q, get_format("e2m1fn"), _SATFINITE)
     codes[nan] = nan_codes[nan]
     return codes.reshape(m, k), scale_bytes.reshape(m, k // rule.block)
-
-
-def _block_bytes(
-    amaxes: list[float], s_enc: float, s_dec: float, rule: Nvfp4ScaleRule
-) -> npt.NDArray[np.uint8]:
-    """The block bytes of the rule's order, clamped to ``block_bounds`` (NaN kept), RNE e4m3fn.
-
-    Under ``TORCH_BITS`` a NaN the scale side makes (``0 / 0``, ``inf / inf``:
-    x86's negative default NaN) is byte 0xFF; a NaN amax's is 0x7F.
-    """
-    rcp6 = f32_div(1.0, 6.0)
-    values, made = [], []
-    for amax in amaxes:
-        if rule.order is Nvfp4Order.DIVIDE_DECODE:
-            s = f32_div(f32_div(amax, 6.0), s_dec)
-        elif rule.order is Nvfp4Order.DIVIDE:
-            s = f32_mul(f32_div(amax, 6.0), s_enc)
-        elif rule.order is Nvfp4Order.RECIPROCAL:
-            s = f32_mul(f32_mul(amax, rcp6), s_enc)
-        else:
-            s = f32_mul(amax, f32_mul(s_enc, rcp6))
-        if rule.clamp_block:
-            s = fminf(s, _FLT_MAX)
-        if rule.block_bounds is not None and not math.isnan(s):
-            s = min(max(s, rule.block_bounds[0]), rule.block_bounds[1])
-        values.append(s)
-        made.append(math.isnan(s) and not math.isnan(amax))
-    out = scan_encode(np.array(values, np.float32), get_format("e4m3fn"), _SATFINITE)
-    if rule.nan_code is Nvfp4NanCode.TORCH_BITS:
-        out[np.array(made, bool)] = 0xFF
-    return out
 
 
 def _torch_nan_code(v: float, byte: int, byte_nan: bool) -> int:

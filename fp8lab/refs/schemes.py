@@ -18,7 +18,7 @@ import numpy.typing as npt
 from fp8lab.refs.float32_exact import f32, f32_div, f32_mul, f64_div, f64_mul, fmaxf, fminf
 from fp8lab.refs.scan import ScanPolicy, scan_encode
 from fp8lab.specs.formats import get_format
-from fp8lab.specs.nvfp4_rules import Nvfp4Order, Nvfp4ScaleRule
+from fp8lab.specs.nvfp4_rules import Nvfp4Order, Nvfp4ScaleRule, Nvfp4TensorScale
 from fp8lab.specs.scale_rules import (
     AmaxNan,
     Apply,
@@ -204,11 +204,28 @@ def reference_encode_scale(global_amax: float) -> float:
     return 1.0 if g == 0 or s_enc == 0 else s_enc
 
 
+def reference_nvfp4_tensor_scales(global_amax: float, rule: Nvfp4ScaleRule) -> tuple[float, float]:
+    """``(S_enc, S_dec)`` of the global amax under the rule's per-tensor scale, exactly.
+
+    TE (``ENCODE``): :func:`reference_encode_scale` and ``1 / S_enc``; torchao
+    (``DIVISOR``): ``S_dec = g / 2688`` and ``S_enc = 1 / S_dec`` (``1 / 0 = inf``).
+    """
+    if rule.tensor_scale is Nvfp4TensorScale.DIVISOR:
+        s_dec = f32_div(global_amax, 2688.0)
+        return f32_div(1.0, s_dec), s_dec
+    s_enc = reference_encode_scale(global_amax)
+    return s_enc, f32_div(1.0, s_enc)
+
+
 def reference_nvfp4_block_scales(
     block_amax: np.ndarray, global_amax: float, rule: Nvfp4ScaleRule
 ) -> npt.NDArray[np.uint8]:
-    """e4m3fn block-scale bytes of float32 ``block_amax`` under an NVFP4 rule, exactly."""
-    s_enc = reference_encode_scale(global_amax)
+    """e4m3fn block-scale bytes of float32 ``block_amax`` under an NVFP4 rule, exactly.
+
+    ``block_bounds`` clamps as ``torch.clamp`` does (a NaN stays NaN); a NaN
+    block scale is byte 0x7F here.
+    """
+    s_enc, s_dec = reference_nvfp4_tensor_scales(global_amax, rule)
     rcp6 = f32_div(1.0, 6.0)
     values = []
     for amax in np.asarray(block_amax, np.float32).reshape(-1).tolist():
@@ -216,8 +233,14 @@ def reference_nvfp4_block_scales(
             s = f32_mul(f32_div(amax, 6.0), s_enc)
         elif rule.order is Nvfp4Order.RECIPROCAL:
             s = f32_mul(f32_mul(amax, rcp6), s_enc)
+        elif rule.order is Nvfp4Order.DIVIDE_DECODE:
+            s = f32_div(f32_div(amax, 6.0), s_dec)
         else:
             s = f32_mul(amax, f32_mul(s_enc, rcp6))
-        values.append(fminf(s, _FLT_MAX) if rule.clamp_block else s)
+        if rule.clamp_block:
+            s = fminf(s, _FLT_MAX)
+        if rule.block_bounds is not None and not math.isnan(s):
+            s = min(max(s, rule.block_bounds[0]), rule.block_bounds[1])
+        values.append(s)
     wide = np.array(values, np.float32).reshape(np.shape(block_amax))
     return scan_encode(wide, get_format("e4m3fn"), _SATFINITE)

@@ -50,7 +50,12 @@ def test_every_rule_has_a_scheme() -> None:
     assert {n: p.name for n, p in SCHEME_PORTS.items()} == {n: n for n in GQ_SCHEME_OF}
     # every NVFP4 rule names the kernel whose element path it models
     assert all(r.element_source for r in NVFP4_RULES.values())
-    assert set(NVFP4_RULES) == {"te-nvfp4-divide", "te-nvfp4-reciprocal", "te-nvfp4-fused"}
+    assert set(NVFP4_RULES) == {
+        "te-nvfp4-divide",
+        "te-nvfp4-reciprocal",
+        "te-nvfp4-fused",
+        "torchao-0.18-nvfp4",
+    }
 
 
 @pytest.mark.slow
