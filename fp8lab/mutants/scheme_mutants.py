@@ -80,6 +80,7 @@ _COMPRESSED_TENSORS = (
 _DIVIDE = (("nvfp4", "te-nvfp4-divide"),)
 _RECIPROCAL = (("nvfp4", "te-nvfp4-reciprocal"),)
 _FUSED = (("nvfp4", "te-nvfp4-fused"),)
+_TORCHAO = (("nvfp4", "torchao-0.18-nvfp4"),)
 
 # NVFP4 (TE's kernels, fp8lab.specs.nvfp4_rules): each a patch of nvfp4_block_scales or
 # nvfp4_quant, gated under one rule.
@@ -142,6 +143,51 @@ NVFP4_MUTANTS: dict[str, SchemeMutant] = {
     "nvfp4_fused_for_reciprocal": SchemeMutant(
         _RECIPROCAL,
         (("            s = amax * rcp6 * s_enc\n", "            s = amax * (s_enc * rcp6)\n"),),
+    ),
+    # torchao's choices (torchao-0.18-nvfp4), each flipped alone.
+    # The block value multiplied by S_enc = fl(1 / S) where torchao divides by S.
+    "nvfp4_divisor_multiplied": SchemeMutant(
+        _TORCHAO,
+        (
+            (
+                "            s = amax / _F32(6.0) / s_dec\n",
+                "            s = amax / _F32(6.0) * s_enc\n",
+            ),
+        ),
+    ),
+    # TE's encode scale fminf(2688 / g, FLT_MAX) where torchao's divisor g / 2688 is declared.
+    "nvfp4_encode_for_divisor": SchemeMutant(
+        _TORCHAO,
+        (
+            (
+                "        if rule.tensor_scale is Nvfp4TensorScale.DIVISOR:\n",
+                "        if rule.tensor_scale is not Nvfp4TensorScale.DIVISOR:\n",
+            ),
+        ),
+    ),
+    # The block-scale floor at e4m3's smallest subnormal 2**-9, not its smallest normal 2**-6.
+    "nvfp4_floor_subnormal": SchemeMutant(
+        _TORCHAO, (("_F32(rule.block_bounds[0])", "_F32(2.0**-9)"),)
+    ),
+    # The element multiplier 1 / (d * S) where torchao forms (1 / S) / d.
+    "nvfp4_multiplier_product": SchemeMutant(
+        _TORCHAO,
+        (
+            (
+                "            inv = s_enc / dec_b  # __fdiv_rn(S_enc, float(S_dec_b_fp8))\n",
+                "            inv = _F32(1.0) / (dec_b * s_dec)\n",
+            ),
+        ),
+    ),
+    # NaN skipped in the block amax (fmaxf) where torchao's torch.amax lets it win.
+    "nvfp4_amax_skips_nan": SchemeMutant(
+        _TORCHAO,
+        (
+            (
+                "        if spec.amax_nan is AmaxNan.PROPAGATE:  # torch.amax: a NaN wins\n",
+                "        if spec.amax_nan is not AmaxNan.PROPAGATE:  # torch.amax: a NaN wins\n",
+            ),
+        ),
     ),
 }
 

@@ -46,8 +46,8 @@ def judged() -> dict[str, MutantResult]:
 def test_the_catalogue_names_every_builder_once() -> None:
     scheme = sorted(m.build for m in NEW if m.target == "scheme")
     chain = sorted(m.build for m in NEW if m.target == "chain")
-    # the scale-rule bug classes: 11 classes, e8m0 x2 (Q01-Q12); nvfp4's 9 (N01-N09)
-    assert scheme == sorted(SCHEME_MUTANTS) and len(scheme) == 21
+    # the scale-rule bug classes: 11 classes, e8m0 x2 (Q01-Q12); nvfp4's 14 (N01-N14)
+    assert scheme == sorted(SCHEME_MUTANTS) and len(scheme) == 26
     assert chain == sorted(CHAIN_MUTANTS) and len(chain) == 6  # the fused-chain bug classes: 6
 
 
@@ -93,6 +93,11 @@ def test_the_published_margins(judged: dict[str, MutantResult]) -> None:
         "N07": (28, 396),
         "N08": (6, 396),
         "N09": (11, 396),
+        "N10": (17, 396),
+        "N11": (52, 396),
+        "N12": (32, 396),
+        "N13": (18, 396),
+        "N14": (16, 396),
         "C01": (36, 80),
         "C02": (60, 80),
         "C03": (24, 80),
