@@ -102,3 +102,40 @@ def test_the_twin_is_the_fast_codec_on_all_2_32_patterns() -> None:
     for lo in range(0, 1 << 32, 1 << 26):
         x = _chunk(lo, 1 << 26)
         assert fast(x).tobytes() == encode(x, "e4m3fn", saturate=True, nan="canonical").tobytes()
+
+
+def _port_mutations() -> list[str]:
+    from fp8lab.mutants.source import source_mutations
+
+    return [m.key for m in source_mutations("fp8lab.kernels.f32tofp8")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", _port_mutations())
+def test_every_port_mutant_s_twin_gives_its_numpy_codes(key: str) -> None:
+    from fp8lab.mutants.source import load_mutant, mutant_tree, source_mutations
+
+    mutation = next(m for m in source_mutations("fp8lab.kernels.f32tofp8") if m.key == key)
+    try:
+        numpy_side = load_mutant(mutation)
+    except Exception:  # noqa: BLE001 - a mutant that cannot be built has no twin either
+        return
+    tree = mutant_tree(mutation)
+    compiled_side = _module(copy.deepcopy(tree))
+    modelled = twin.attach_twin(compiled_side, tree)
+    x = np.concatenate([np.array(encoder_probes()), _chunk(0x3C00_0000, 1 << 16)])
+    with np.errstate(all="ignore"):
+        try:
+            want = numpy_side.f32_to_fp8(x)
+        except Exception as exc:  # noqa: BLE001 - then the twin raises alike
+            with pytest.raises(type(exc)):
+                compiled_side.f32_to_fp8(x)
+            return
+        assert compiled_side.f32_to_fp8(x).tobytes() == want.tobytes(), modelled
+        check = twin.twin_checker(_module(copy.deepcopy(tree)), tree)
+        if check is not None:  # it stops only at an undetermined lane: no code differs
+            loop, _ = twin._compile(twin.lane_source(tree, compiled_side.__dict__))
+            lanes = np.empty(x.size, np.int16)
+            loop(x, lanes)
+            stops = np.flatnonzero(lanes < 0)
+            assert check(x, want) == (int(stops[0]) if stops.size else -1)
