@@ -41,6 +41,7 @@ __all__ = [
     "AmaxSplit",
     "LibraryRow",
     "amax_split",
+    "axis_rows",
     "ecosystem_row",
     "library_version",
     "missing_rules",
@@ -321,6 +322,29 @@ def unexpected(row: dict[str, Any]) -> list[str]:
     if not row["differing_axes"]:
         wrong.append(f"{row['own_rule']} and {row['spec_rule']} differ on no axis")
     return wrong
+
+
+def axis_rows(table: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """One row per axis on which a row's two rules differ: axis, library's value, spec's.
+
+    Read from the rule records (rows whose rules this build lacks give none).
+    """
+    out = []
+    for r in table:
+        if missing_rules(LibraryRow(r["library"], r["scheme"], "", r["own_rule"], r["spec_rule"])):
+            continue
+        own, spec = RULES[r["own_rule"]], RULES[r["spec_rule"]]
+        out += [
+            {
+                "own_rule": own.name,
+                "spec_rule": spec.name,
+                "axis": k,
+                "own": _text(own, k),
+                "spec": _text(spec, k),
+            }
+            for k in differing_axes(own, spec)
+        ]
+    return out
 
 
 def summary(table: list[dict[str, Any]]) -> tuple[dict[str, str], dict[str, int]]:

@@ -139,3 +139,19 @@ def test_a_kernel_fault_is_a_row_not_a_crash(monkeypatch: pytest.MonkeyPatch) ->
     row = ecosystem_row(ECOSYSTEM_ROWS[1], RangeRun(start=0, stop=16), runner=faulty)
     assert row["status"] == "kernel fault" and "status 1" in row["reason"]
     assert unexpected(row) and summary([row])[0]
+
+
+def test_axis_rows_are_read_from_the_rule_records() -> None:
+    late = LibraryRow("torchao", "mx", "m:f", "torchao-0.18-mxfp8-floor-not-here", "ocp-floor")
+    table = [ecosystem_row(r, RangeRun(start=0, stop=16)) for r in (late,)]
+    table.append(
+        {
+            "library": "x",
+            "scheme": "per-token",
+            "own_rule": "vllm-per-token",
+            "spec_rule": "vllm-native-per-token",
+        }
+    )
+    rows = eco.axis_rows(table)
+    assert [r["axis"] for r in rows] == ["amax_nan", "apply", "clamp"]
+    assert (rows[1]["own"], rows[1]["spec"]) == ("divide", "reciprocal")
