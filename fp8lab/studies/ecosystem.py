@@ -89,11 +89,12 @@ def smoke_rows() -> tuple[LibraryRow, ...]:
 def library_version(library: str) -> str | None:
     """The installed version of ``library`` (a distribution name), or None where it does not import.
 
-    Looked up without importing it: the kernels import it in their own process.
+    Looked up without importing it (the kernels import it in their own
+    process); every library here needs torch too.
     """
     module = IMPORT_NAMES.get(library, library.replace("-", "_"))
     try:
-        if importlib.util.find_spec(module) is None:
+        if any(importlib.util.find_spec(m) is None for m in ("torch", module)):
             return None
         return importlib.metadata.version(library)
     except (ImportError, ValueError, importlib.metadata.PackageNotFoundError):

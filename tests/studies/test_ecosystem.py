@@ -101,6 +101,14 @@ def test_an_absent_library_says_absent_and_runs_nothing(monkeypatch: pytest.Monk
     assert summary([row])[0][f"torchao per-tensor under {row['own_rule']}"].startswith("PENDING")
 
 
+def test_a_library_without_torch_is_absent(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = eco.importlib.util.find_spec
+    monkeypatch.setattr(
+        eco.importlib.util, "find_spec", lambda name: None if name == "torch" else real(name)
+    )
+    assert eco.library_version("compressed-tensors") is None
+
+
 def test_a_rule_not_in_this_build_says_so() -> None:
     late = LibraryRow("torchao", "mx", "m:f", "torchao-0.18-mxfp8-floor-not-here", "ocp-floor")
     assert missing_rules(late) == ("torchao-0.18-mxfp8-floor-not-here",)
