@@ -143,16 +143,17 @@ def _applied(rule: str, scales: np.ndarray) -> tuple[str, np.ndarray]:
     return "mul", scales
 
 
-def _as_divisor(rule: str, scales: np.ndarray) -> tuple[bool, np.ndarray]:
+def _stored(rule: str, scales: np.ndarray) -> tuple[bool, np.ndarray]:
+    """``(is a multiplier, scales)``: what :func:`_differs` compares."""
     return get_rule(rule).storage is Storage.MULTIPLIER, scales
 
 
 def _differs(a: tuple[bool, np.ndarray], b: tuple[bool, np.ndarray]) -> np.ndarray:
     """Elementwise: do the two scales stand for different divisors (or e8m0 bytes)?"""
-    (a_inv, sa), (b_inv, sb) = a, b
+    (a_mul, sa), (b_mul, sb) = a, b
     if sa.dtype != sb.dtype:
         return np.ones(sa.shape, np.bool_)
-    if sa.dtype == np.uint8 or a_inv == b_inv:
+    if sa.dtype == np.uint8 or a_mul == b_mul:
         rows_a, rows_b = (
             sa.view(np.uint8).reshape(sa.size, -1),
             sb.view(np.uint8).reshape(sb.size, -1),
@@ -164,6 +165,7 @@ def _differs(a: tuple[bool, np.ndarray], b: tuple[bool, np.ndarray]) -> np.ndarr
 
 
 def _applied_differs(a: tuple[str, np.ndarray], b: tuple[str, np.ndarray]) -> np.ndarray:
+    """Elementwise: do the two factors of :func:`_applied` scale some ``x`` differently?"""
     (op_a, va), (op_b, vb) = a, b
     if va.dtype == np.uint8 or vb.dtype == np.uint8:
         return _differs((False, va), (False, vb))
@@ -194,7 +196,7 @@ def amax_split(own_rule: str, spec_rule: str, run: RangeRun | None = None) -> Am
         bits = np.arange(lo, min(lo + _CHUNK, stop), dtype=np.uint32)
         amax = bits.view(np.float32)
         own, spec = amax_scales(amax, own_rule), amax_scales(amax, spec_rule)
-        split = _differs(_as_divisor(own_rule, own), _as_divisor(spec_rule, spec))
+        split = _differs(_stored(own_rule, own), _stored(spec_rule, spec))
         moved = _applied_differs(_applied(own_rule, own), _applied(spec_rule, spec))
         scale += int(split.sum())
         applied += int(moved.sum())

@@ -163,3 +163,14 @@ def test_axis_rows_are_read_from_the_rule_records() -> None:
     rows = eco.axis_rows(table)
     assert [r["axis"] for r in rows] == ["amax_nan", "apply", "clamp"]
     assert (rows[1]["own"], rows[1]["spec"]) == ("divide", "reciprocal")
+
+
+@pytest.mark.parametrize("at", [0x43E00000, 0x44600000, 0x3BE00000])  # 448, 896, 448 / 2^16
+def test_a_multiplier_and_a_divider_apply_alike_only_by_exact_powers_of_two(at: int) -> None:
+    # torchao multiplies by 448 / amax, compressed-tensors divides by amax / 448
+    split = amax_split(
+        "torchao-0.18-float8-tensorwise",
+        "compressed-tensors-0.20-tensor",
+        RangeRun(start=at, stop=at + 2),
+    )
+    assert (split.scale_differs, split.applied_differs) == (1, 1)
