@@ -286,7 +286,9 @@ def ecosystem_row(
         found = infer_rule(row.scheme, row.kernel, calls, outputs)
     except (KernelFaultError, KernelLoadError) as exc:
         return {**out, "status": "kernel fault", "reason": str(getattr(exc, "reason", exc))}
-    mine = _gq_on(calls, outputs, row.scheme, row.own_rule)
+    same = found.chosen is not None and not differing_axes(found.chosen, own)
+    # the inference's own GQ check already ran the library's declaration, field for field
+    mine = found.check if same and found.check else _gq_on(calls, outputs, row.scheme, own.name)
     theirs = _gq_on(calls, outputs, row.scheme, row.spec_rule)
     changed = f" with {', '.join(found.differing)} changed" if found.differing else ""
     return out | {
