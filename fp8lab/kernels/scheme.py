@@ -43,6 +43,7 @@ __all__ = [
     "SCHEME_PORTS",
     "Nvfp4Port",
     "SchemePort",
+    "amax_scales",
     "nvfp4_block_scales",
     "nvfp4_quant",
     "scheme_quant",
@@ -63,20 +64,25 @@ def _grouped(x: npt.NDArray[np.float32], rule: ScaleRule) -> npt.NDArray[np.floa
     return x.reshape(m * k // rule.block, rule.block)
 
 
-def _amax(blocks: npt.NDArray[np.float32], rule: ScaleRule) -> np.ndarray:
-    """Per block, the amax floored and bounded: float32, or float64 for a float64 quotient."""
+def _amax(blocks: npt.NDArray[np.float32], rule: ScaleRule) -> npt.NDArray[np.float32]:
+    """Per block, the float32 amax the reduction gives (from ``amax_init``)."""
     a = np.abs(blocks)
     init = _F32(rule.amax_init)
-    skip = rule.amax_nan is AmaxNan.SKIP
-    big, small = (np.fmax, np.fmin) if skip else (np.maximum, np.minimum)
-    amax = np.fmax.reduce(a, axis=1, initial=init) if skip else np.maximum(a.max(axis=1), init)
+    if rule.amax_nan is AmaxNan.SKIP:
+        return np.asarray(np.fmax.reduce(a, axis=1, initial=init), _F32)
+    return np.asarray(np.maximum(a.max(axis=1), init), _F32)
+
+
+def _bounded(amax: npt.NDArray[np.float32], rule: ScaleRule) -> np.ndarray:
+    """The amax floored and bounded: float32, or float64 for a float64 quotient."""
+    big, small = (np.fmax, np.fmin) if rule.amax_nan is AmaxNan.SKIP else (np.maximum, np.minimum)
     wide = np.float64 if rule.quotient is Quotient.FLOAT64 else _F32  # torchao: amax.to(float64)
-    amax = np.asarray(amax, wide)
+    out = np.asarray(amax, wide)
     if rule.amax_floor is not None:
-        amax = big(amax, wide(rule.amax_floor))
+        out = big(out, wide(rule.amax_floor))
     if rule.scale_ub is not None:
-        amax = small(amax, wide(rule.scale_ub))
-    return np.asarray(amax, wide)
+        out = small(out, wide(rule.scale_ub))
+    return np.asarray(out, wide)
 
 
 def _scale(amax: np.ndarray, rule: ScaleRule, top: np.float32) -> npt.NDArray[np.float32]:
@@ -110,6 +116,41 @@ def _e8m0_reciprocal(byte: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
     return bits.astype(np.uint32).view(_F32)
 
 
+def _scales_of(amax: npt.NDArray[np.float32], rule: ScaleRule, top: np.float32) -> np.ndarray:
+    """The scale of each block amax: float32, or e8m0 bytes (uint8)."""
+    wide = _bounded(amax, rule)
+    if rule.pow2 in (Pow2.OCP_FLOOR, Pow2.RCEIL):
+        return _e8m0(wide, rule, top)
+    s = _scale(wide, rule, top)
+    if rule.min_scale is not None:
+        big = np.fmax if rule.amax_nan is AmaxNan.SKIP else np.maximum
+        s = big(s, _F32(rule.min_scale))
+    if rule.zero_scale is not None:
+        s = np.where(s == 0, _F32(rule.zero_scale), s)
+    if rule.pow2 is Pow2.CEIL_BITS:
+        s = np.fmax(np.abs(s), _F32(1e-10))
+        bits = s.view(np.uint32)
+        up = ((bits >> 23) & 0xFF) + ((bits & 0x7F_FFFF) != 0)
+        s = (up.astype(np.uint32) << 23).view(_F32)
+    return np.asarray(s, _F32)
+
+
+def amax_scales(amax: np.ndarray, rule: str | ScaleRule) -> np.ndarray:
+    """The scale ``rule`` stores for blocks whose float32 amax is ``amax`` (any shape, flattened).
+
+    The scale step of :func:`scheme_quant` alone: float32 scales, or e8m0 bytes
+    (uint8) for an OCP_FLOOR/RCEIL rule.
+
+    Raises:
+        ValueError: for an unknown rule.
+    """
+    spec = get_rule(rule)
+    top = _F32(float(get_format(spec.element).max))
+    a = np.ascontiguousarray(np.asarray(amax, _F32).reshape(-1))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        return _scales_of(a, spec, top)
+
+
 def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.uint8], np.ndarray]:
     """Quantize ``x`` [M, K] (float32 or bfloat16) under ``rule``: ``(codes, scales)``.
 
@@ -126,23 +167,10 @@ def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.u
     top = _F32(float(elem.max))
     blocks = _grouped(x32, spec)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-        amax = _amax(blocks, spec)
+        scales = _scales_of(_amax(blocks, spec), spec, top)
         if spec.pow2 in (Pow2.OCP_FLOOR, Pow2.RCEIL):
-            scales: np.ndarray = _e8m0(amax, spec, top)
             q = blocks * _e8m0_reciprocal(scales)[:, None]
         else:
-            s = _scale(amax, spec, top)
-            if spec.min_scale is not None:
-                big = np.fmax if spec.amax_nan is AmaxNan.SKIP else np.maximum
-                s = big(s, _F32(spec.min_scale))
-            if spec.zero_scale is not None:
-                s = np.where(s == 0, _F32(spec.zero_scale), s)
-            if spec.pow2 is Pow2.CEIL_BITS:
-                s = np.fmax(np.abs(s), _F32(1e-10))
-                bits = s.view(np.uint32)
-                up = ((bits >> 23) & 0xFF) + ((bits & 0x7F_FFFF) != 0)
-                s = (up.astype(np.uint32) << 23).view(_F32)
-            scales = np.asarray(s, _F32)
             col = scales[:, None]
             if spec.apply is Apply.DIVIDE:
                 q = blocks / col
