@@ -154,11 +154,8 @@ def _differs(a: tuple[bool, np.ndarray], b: tuple[bool, np.ndarray]) -> np.ndarr
     if sa.dtype != sb.dtype:
         return np.ones(sa.shape, np.bool_)
     if sa.dtype == np.uint8 or a_mul == b_mul:
-        rows_a, rows_b = (
-            sa.view(np.uint8).reshape(sa.size, -1),
-            sb.view(np.uint8).reshape(sb.size, -1),
-        )
-        return np.asarray((rows_a != rows_b).any(axis=1))
+        word = np.dtype(f"u{sa.dtype.itemsize}")  # the stored bits, one word per scale
+        return np.asarray(sa.view(word) != sb.view(word))
     with np.errstate(over="ignore", invalid="ignore"):
         product = sa.astype(np.float64) * sb.astype(np.float64)  # exact: 24 + 24 bits
     return np.asarray(product != 1.0)
