@@ -17,14 +17,23 @@ under the rules fp8lab names after the library and fail vLLM's:
         --kernel compressed_tensors_fp8:token --arrays torch        # PASS
     fp8lab gates --gate GQ --scheme per-group --rule compressed-tensors-0.20-group-128 \
         --kernel compressed_tensors_fp8:group_128 --arrays torch    # PASS
+    fp8lab gates --gate GQ --scheme per-token --rule compressed-tensors-0.20-channel \
+        --kernel compressed_tensors_fp8:channel --arrays torch      # PASS
     fp8lab gates --gate GQ --scheme per-token --rule vllm-native-per-token \
         --kernel compressed_tensors_fp8:token --arrays torch        # FAIL
+
+Per channel (``strategy="channel"``) is a static, weight-only strategy:
+``dynamic=True`` is refused, and the scale is the library's
+``calculate_qparams`` on a per-row min and max, which an observer computes
+(compressed-tensors has no reduction of its own for it). A weight
+``[out, in]`` gets one scale per output channel, ``[out, 1]``: GQ's per-token
+layout, one scale per row.
 """
 
 import torch
 from compressed_tensors.quantization import QuantizationArgs
 from compressed_tensors.quantization.lifecycle.forward import quantize
-from compressed_tensors.quantization.utils import compute_dynamic_scales_and_zp
+from compressed_tensors.quantization.utils import calculate_qparams, compute_dynamic_scales_and_zp
 
 
 def _args(strategy: str, group_size: int | None = None) -> QuantizationArgs:
@@ -60,3 +69,14 @@ def group_128(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Codes [M, K] and one float32 scale per 128 elements of a row [M, K/128]."""
     codes, scale = _quantize(x.to(torch.float32), _args("group", 128))
     return codes, scale.reshape(x.shape[0], -1)
+
+
+def channel(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Codes [M, K] and one float32 scale per output channel (row) [M] of a weight ``w``."""
+    args = QuantizationArgs(num_bits=8, type="float", symmetric=True, strategy="channel")
+    w32 = w.to(torch.float32)
+    low = torch.amin(w32, dim=-1, keepdim=True)  # the observer's per-channel min and max
+    high = torch.amax(w32, dim=-1, keepdim=True)
+    scale, zero_point = calculate_qparams(low, high, args)
+    codes = quantize(w32, scale, zero_point, args, dtype=torch.float8_e4m3fn)
+    return codes, scale.reshape(-1)
