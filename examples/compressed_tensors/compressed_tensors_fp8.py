@@ -7,9 +7,10 @@ and returns the codes and the library's float32 scale (a divisor, amax / 448).
 Per token, the activation goes in as ``[batch, tokens, hidden]`` = ``[1, M, K]``:
 on a 2-D tensor the library's TOKEN strategy reduces over no dimension and
 makes one scale for the whole tensor. A bfloat16 activation is handed over as
-float32: on bfloat16 the library computes the scale and the quotient in
-bfloat16 (its zero-scale eps then 2^-7), which no rule states. They pass GQ
-under the rules fp8lab names after the library and fail vLLM's:
+it is: the library then computes the scale and the quotient in bfloat16 (its
+zero-scale eps 2^-7), which the rules state (``arithmetic = "input"``); the
+bfloat16 scale is returned widened to float32 (exact). They pass GQ under the
+rules fp8lab names after the library and fail vLLM's:
 
     fp8lab gates --gate GQ --scheme per-tensor --rule compressed-tensors-0.20-tensor \
         --kernel compressed_tensors_fp8:tensor --arrays torch       # PASS
@@ -27,7 +28,8 @@ Per channel (``strategy="channel"``) is a static, weight-only strategy:
 ``calculate_qparams`` on a per-row min and max, which an observer computes
 (compressed-tensors has no reduction of its own for it). A weight
 ``[out, in]`` gets one scale per output channel, ``[out, 1]``: GQ's per-token
-layout, one scale per row.
+layout, one scale per row. The weight is widened to float32 first (the
+observer's dtype is not compressed-tensors'), so its rule is float32 arithmetic.
 """
 
 import torch
@@ -50,24 +52,24 @@ def _args(strategy: str, group_size: int | None = None) -> QuantizationArgs:
 def _quantize(x: torch.Tensor, args: QuantizationArgs) -> tuple[torch.Tensor, torch.Tensor]:
     scale, zero_point = compute_dynamic_scales_and_zp(x, args, module=None)
     codes = quantize(x, scale, zero_point, args, dtype=torch.float8_e4m3fn)
-    return codes, scale
+    return codes, scale.to(torch.float32)
 
 
 def tensor(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Codes [M, K] and the float32 scale [1] of ``x`` under one scale."""
-    codes, scale = _quantize(x.to(torch.float32), _args("tensor"))
+    codes, scale = _quantize(x, _args("tensor"))
     return codes, scale.reshape(-1)
 
 
 def token(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Codes [M, K] and one float32 scale per token (row) [M]."""
-    codes, scale = _quantize(x.to(torch.float32)[None], _args("token"))
+    codes, scale = _quantize(x[None], _args("token"))
     return codes[0], scale.reshape(-1)
 
 
 def group_128(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Codes [M, K] and one float32 scale per 128 elements of a row [M, K/128]."""
-    codes, scale = _quantize(x.to(torch.float32), _args("group", 128))
+    codes, scale = _quantize(x, _args("group", 128))
     return codes, scale.reshape(x.shape[0], -1)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
+import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
@@ -22,7 +23,9 @@ from fp8lab.specs.scale_rules import (
     RULES,
     AmaxNan,
     Apply,
+    Arithmetic,
     Clamp,
+    ElementRounding,
     Granularity,
     Pow2,
     Quotient,
@@ -103,6 +106,20 @@ def _e8m0_reciprocal(byte: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
     return bits.astype(np.uint32).view(_F32)
 
 
+def _ties_away(q: npt.NDArray[np.float32], mbits: int, emin: int) -> npt.NDArray[np.float32]:
+    """Each tie between element values moved one float32 ulp away from zero, for the RNE cast.
+
+    The element step at ``|q|`` is ``2**(max(exp, emin) - mbits)`` (exponent
+    from the bits); ``|q|`` is a tie when ``|q| / step`` (exact: a power of
+    two) has fraction 0.5. Nudged past the midpoint, the cast rounds it away.
+    """
+    a = np.abs(q)
+    exp = ((a.view(np.uint32) >> 23) & 0xFF).astype(np.int32) - 127
+    step = np.ldexp(_F32(1), np.maximum(exp, emin) - mbits).astype(_F32)
+    tie = np.isfinite(a) & (np.mod(a / step, _F32(1)) == _F32(0.5))
+    return np.where(tie, np.nextafter(q, q * _F32(2)), q)
+
+
 def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.uint8], np.ndarray]:
     """Quantize ``x`` [M, K] (float32 or bfloat16) under ``rule``: ``(codes, scales)``.
 
@@ -125,9 +142,14 @@ def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.u
             q = blocks * _e8m0_reciprocal(scales)[:, None]
         else:
             s = _scale(amax, spec, top)
+            narrow = spec.arithmetic is Arithmetic.INPUT and arr.dtype == ml_dtypes.bfloat16
+            if narrow:  # torch on bfloat16: amax / 448 is a bfloat16 tensor
+                s = s.astype(ml_dtypes.bfloat16).astype(_F32)
             if spec.min_scale is not None:
                 big = np.fmax if spec.amax_nan is AmaxNan.SKIP else np.maximum
                 s = big(s, _F32(spec.min_scale))
+            if spec.zero_scale is not None and narrow:
+                s = np.where(s == 0, _F32(spec.input_zero_scale), s)  # bfloat16's own eps
             if spec.zero_scale is not None:
                 s = np.where(s == 0, _F32(spec.zero_scale), s)
             if spec.pow2 is Pow2.CEIL_BITS:
@@ -143,6 +165,8 @@ def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.u
                 q = blocks * col
             else:
                 q = blocks * (_F32(1) / col)
+            if narrow:
+                q = q.astype(ml_dtypes.bfloat16).astype(_F32)
             if spec.signed_zero is SignedZero.PLUS_ZERO:
                 q = q + _F32(0)  # the symmetric zero point
         if spec.clamp is Clamp.MIN_THEN_MAX:
@@ -151,6 +175,8 @@ def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.u
             q = np.fmin(np.fmax(q, -top), top)
         elif spec.clamp is Clamp.TORCH:
             q = np.clip(q, -top, top)
+        if spec.element_rounding is ElementRounding.TIES_AWAY:
+            q = _ties_away(np.asarray(q, _F32), elem.mantissa_bits, elem.minexp)
     codes = encode(np.asarray(q, _F32).reshape(m, k), elem, saturate=True, nan="canonical")
     shape = {Granularity.TENSOR: (1,), Granularity.ROW: (m,)}.get(
         spec.granularity, (m, k // (spec.block or 1))
