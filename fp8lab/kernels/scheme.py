@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
+import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
@@ -29,7 +30,9 @@ from fp8lab.specs.scale_rules import (
     RULES,
     AmaxNan,
     Apply,
+    Arithmetic,
     Clamp,
+    ElementRounding,
     Granularity,
     Pow2,
     Quotient,
@@ -116,15 +119,24 @@ def _e8m0_reciprocal(byte: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
     return bits.astype(np.uint32).view(_F32)
 
 
-def _scales_of(amax: npt.NDArray[np.float32], rule: ScaleRule, top: np.float32) -> np.ndarray:
-    """The scale of each block amax: float32, or e8m0 bytes (uint8)."""
+def _scales_of(
+    amax: npt.NDArray[np.float32], rule: ScaleRule, top: np.float32, narrow: bool = False
+) -> np.ndarray:
+    """The scale of each block amax: float32, or e8m0 bytes (uint8).
+
+    ``narrow``: the rule computes in its bfloat16 input (``arithmetic = "input"``).
+    """
     wide = _bounded(amax, rule)
     if rule.pow2 in (Pow2.OCP_FLOOR, Pow2.RCEIL):
         return _e8m0(wide, rule, top)
     s = _scale(wide, rule, top)
+    if narrow:  # torch on bfloat16: amax / 448 is a bfloat16 tensor
+        s = s.astype(ml_dtypes.bfloat16).astype(_F32)
     if rule.min_scale is not None:
         big = np.fmax if rule.amax_nan is AmaxNan.SKIP else np.maximum
         s = big(s, _F32(rule.min_scale))
+    if rule.zero_scale is not None and narrow:
+        s = np.where(s == 0, _F32(rule.input_zero_scale), s)  # bfloat16's own eps
     if rule.zero_scale is not None:
         s = np.where(s == 0, _F32(rule.zero_scale), s)
     if rule.pow2 is Pow2.CEIL_BITS:
@@ -138,8 +150,8 @@ def _scales_of(amax: npt.NDArray[np.float32], rule: ScaleRule, top: np.float32) 
 def amax_scales(amax: np.ndarray, rule: str | ScaleRule) -> np.ndarray:
     """The scale ``rule`` stores for blocks whose float32 amax is ``amax`` (any shape, flattened).
 
-    The scale step of :func:`scheme_quant` alone: float32 scales, or e8m0 bytes
-    (uint8) for an OCP_FLOOR/RCEIL rule.
+    The scale step of :func:`scheme_quant` alone, on float32 input: float32
+    scales, or e8m0 bytes (uint8) for an OCP_FLOOR/RCEIL rule.
 
     Raises:
         ValueError: for an unknown rule.
@@ -149,6 +161,20 @@ def amax_scales(amax: np.ndarray, rule: str | ScaleRule) -> np.ndarray:
     a = np.ascontiguousarray(np.asarray(amax, _F32).reshape(-1))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         return _scales_of(a, spec, top)
+
+
+def _ties_away(q: npt.NDArray[np.float32], mbits: int, emin: int) -> npt.NDArray[np.float32]:
+    """Each tie between element values moved one float32 ulp away from zero, for the RNE cast.
+
+    The element step at ``|q|`` is ``2**(max(exp, emin) - mbits)`` (exponent
+    from the bits); ``|q|`` is a tie when ``|q| / step`` (exact: a power of
+    two) has fraction 0.5. Nudged past the midpoint, the cast rounds it away.
+    """
+    a = np.abs(q)
+    exp = ((a.view(np.uint32) >> 23) & 0xFF).astype(np.int32) - 127
+    step = np.ldexp(_F32(1), np.maximum(exp, emin) - mbits).astype(_F32)
+    tie = np.isfinite(a) & (np.mod(a / step, _F32(1)) == _F32(0.5))
+    return np.where(tie, np.nextafter(q, q * _F32(2)), q)
 
 
 def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.uint8], np.ndarray]:
@@ -166,8 +192,9 @@ def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.u
     elem = get_format(spec.element)
     top = _F32(float(elem.max))
     blocks = _grouped(x32, spec)
+    narrow = spec.arithmetic is Arithmetic.INPUT and arr.dtype == ml_dtypes.bfloat16
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-        scales = _scales_of(_amax(blocks, spec), spec, top)
+        scales = _scales_of(_amax(blocks, spec), spec, top, narrow)
         if spec.pow2 in (Pow2.OCP_FLOOR, Pow2.RCEIL):
             q = blocks * _e8m0_reciprocal(scales)[:, None]
         else:
@@ -178,6 +205,8 @@ def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.u
                 q = blocks * col
             else:
                 q = blocks * (_F32(1) / col)
+            if narrow:
+                q = q.astype(ml_dtypes.bfloat16).astype(_F32)
             if spec.signed_zero is SignedZero.PLUS_ZERO:
                 q = q + _F32(0)  # the symmetric zero point
         if spec.clamp is Clamp.MIN_THEN_MAX:
@@ -186,6 +215,8 @@ def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.u
             q = np.fmin(np.fmax(q, -top), top)
         elif spec.clamp is Clamp.TORCH:
             q = np.clip(q, -top, top)
+        if spec.element_rounding is ElementRounding.TIES_AWAY:
+            q = _ties_away(np.asarray(q, _F32), elem.mantissa_bits, elem.minexp)
     codes = encode(np.asarray(q, _F32).reshape(m, k), elem, saturate=True, nan="canonical")
     shape = {Granularity.TENSOR: (1,), Granularity.ROW: (m,)}.get(
         spec.granularity, (m, k // (spec.block or 1))

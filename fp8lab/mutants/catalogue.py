@@ -150,6 +150,22 @@ CATALOGUE: tuple[MutantSpec, ...] = (
         "divisor_for_multiplier",
     ),
     MutantSpec(
+        "Q20",
+        "element ties rounded away from zero, not to even",
+        "rounding",
+        KNOWN,
+        "scheme",
+        "element_ties_away",
+    ),
+    MutantSpec(
+        "Q21",
+        "float32 arithmetic where the input's bfloat16 is declared",
+        "double rounding",
+        KNOWN,
+        "scheme",
+        "arithmetic_float32_for_input",
+    ),
+    MutantSpec(
         "N01",
         "nvfp4 e4m3 block scale truncated, not RNE",
         "rounding",

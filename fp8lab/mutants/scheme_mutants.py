@@ -270,6 +270,11 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
                 "                s = np.where(s == 0, _F32(spec.zero_scale), s)\n",
                 "                pass\n",
             ),
+            (
+                "                s = np.where(s == 0, _F32(spec.input_zero_scale), s)"
+                "  # bfloat16's own eps\n",
+                "                pass\n",
+            ),
         ),
     ),
     # amax / 448 stored where torchao's float8 scale is the multiplier 448 / amax.
@@ -282,6 +287,27 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
             (
                 "    num, den = (m, amax) if rule.storage is Storage.MULTIPLIER else (amax, m)\n",
                 "    num, den = (amax, m)\n",
+            ),
+        ),
+    ),
+    # Ties between element values rounded away from zero where the cast's RNE is declared.
+    "element_ties_away": SchemeMutant(
+        (("per-token", "vllm-per-token"),),
+        (
+            (
+                "        if spec.element_rounding is ElementRounding.TIES_AWAY:\n",
+                "        if True:  # ties away whatever the rule says\n",
+            ),
+        ),
+    ),
+    # Scale and quotient kept in float32 on bfloat16 input where the input's dtype is declared.
+    "arithmetic_float32_for_input": SchemeMutant(
+        (("per-token", "compressed-tensors-0.20-token"),),
+        (
+            (
+                "            narrow = spec.arithmetic is Arithmetic.INPUT"
+                " and arr.dtype == ml_dtypes.bfloat16\n",
+                "            narrow = False  # float32 arithmetic whatever the rule says\n",
             ),
         ),
     ),

@@ -29,6 +29,7 @@ SCHEME_OF = {
     "compressed-tensors-0.20-tensor": "per-tensor",
     "compressed-tensors-0.20-token": "per-token",
     "compressed-tensors-0.20-group-128": "per-group",
+    "compressed-tensors-0.20-channel": "per-token",
 }
 # every GQ rule (the scale rules and the NVFP4 rules, each with its element path modelled)
 GQ_SCHEME_OF = {**SCHEME_OF, **dict.fromkeys(NVFP4_RULES, "nvfp4")}

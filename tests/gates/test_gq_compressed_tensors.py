@@ -43,6 +43,7 @@ def _gq(scheme: str, rule: str, kernel: str) -> subprocess.CompletedProcess[str]
         ("per-tensor", "compressed-tensors-0.20-tensor", "vllm-per-tensor", "tensor"),
         ("per-token", "compressed-tensors-0.20-token", "vllm-native-per-token", "token"),
         ("per-group", "compressed-tensors-0.20-group-128", "vllm-per-group", "group_128"),
+        ("per-token", "compressed-tensors-0.20-channel", "vllm-native-per-token", "channel"),
     ],
 )
 def test_compressed_tensors_passes_its_rule_and_fails_vllms(
