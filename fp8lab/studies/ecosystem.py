@@ -31,6 +31,7 @@ from fp8lab.gates.rule_inference import infer_rule, record_outputs
 from fp8lab.kernels.scheme import amax_scales
 from fp8lab.kernels.sources.isolated import KernelHost, KernelLoadError
 from fp8lab.runtime.guard import KernelFaultError
+from fp8lab.runtime.parallel import run_tasks
 from fp8lab.specs.scale_rules import RULES, Apply, Storage, get_rule
 from fp8lab.sweeps.range_run import RangeRun
 
@@ -51,7 +52,6 @@ __all__ = [
 ]
 
 ALL_NON_NEGATIVE = 1 << 31  # float32 patterns +0 .. +NaN
-_CHUNK = 1 << 22
 # distribution name -> the module it imports as
 IMPORT_NAMES = {"torchao": "torchao", "compressed-tensors": "compressed_tensors"}
 
@@ -77,6 +77,7 @@ ECOSYSTEM_ROWS: tuple[LibraryRow, ...] = (
     _R("compressed-tensors", "per-tensor", f"{_CT}:tensor", "compressed-tensors-0.20-tensor", "vllm-per-tensor"),  # noqa: E501
     _R("compressed-tensors", "per-token", f"{_CT}:token", "compressed-tensors-0.20-token", "vllm-per-token"),  # noqa: E501
     _R("compressed-tensors", "per-group", f"{_CT}:group_128", "compressed-tensors-0.20-group-128", "vllm-per-group"),  # noqa: E501
+    _R("compressed-tensors", "per-token", f"{_CT}:channel", "compressed-tensors-0.20-channel", "vllm-native-per-token"),  # noqa: E501
 )
 # fmt: on
 
@@ -176,31 +177,51 @@ def _applied_differs(a: tuple[str, np.ndarray], b: tuple[str, np.ndarray]) -> np
     return np.asarray(~(normal_pow2 & exact))
 
 
+def _split_chunk(own_rule: str, spec_rule: str, lo: int, hi: int) -> tuple[int, int, int, int]:
+    """One chunk's counts: ``(scale_differs, applied_differs, differ_nan_amax, first_differ)``."""
+    bits = np.arange(lo, hi, dtype=np.uint32)
+    amax = bits.view(np.float32)
+    own, spec = amax_scales(amax, own_rule), amax_scales(amax, spec_rule)
+    split = _differs(_stored(own_rule, own), _stored(spec_rule, spec))
+    moved = _applied_differs(_applied(own_rule, own), _applied(spec_rule, spec))
+    first = lo + int(np.argmax(split)) if split.any() else -1
+    return int(split.sum()), int(moved.sum()), int((split & np.isnan(amax)).sum()), first
+
+
 def amax_split(own_rule: str, spec_rule: str, run: RangeRun | None = None) -> AmaxSplit:
     """Count the float32 amax patterns of ``run``'s range (all 2**31 by default) where scales split.
 
     Each pattern is one block's amax (+0 up to +NaN), put through each rule's
-    scale step (:func:`fp8lab.kernels.scheme.amax_scales`), in chunks of 2**22.
+    scale step (:func:`fp8lab.kernels.scheme.amax_scales`, float32 input), in
+    ``run``'s chunks on its workers (default: one process per core).
 
     Raises:
         ValueError: for an unknown rule or a range outside ``[0, 2**31]``.
     """
-    start, stop = (run or RangeRun()).bounds(ALL_NON_NEGATIVE, "amax pattern range")
+    run = run or RangeRun()
+    start, stop = run.bounds(ALL_NON_NEGATIVE, "amax pattern range")
     get_rule(own_rule), get_rule(spec_rule)
-    scale = applied = nan = 0
-    first = -1
-    for lo in range(start, stop, _CHUNK):
-        bits = np.arange(lo, min(lo + _CHUNK, stop), dtype=np.uint32)
-        amax = bits.view(np.float32)
-        own, spec = amax_scales(amax, own_rule), amax_scales(amax, spec_rule)
-        split = _differs(_stored(own_rule, own), _stored(spec_rule, spec))
-        moved = _applied_differs(_applied(own_rule, own), _applied(spec_rule, spec))
-        scale += int(split.sum())
-        applied += int(moved.sum())
-        nan += int((split & np.isnan(amax)).sum())
-        if first < 0 and split.any():
-            first = lo + int(np.argmax(split))
-    return AmaxSplit(own_rule, spec_rule, start, stop, stop - start, scale, applied, nan, first)
+    chunks = run.chunks([(start, stop)])
+    place = run.placement()
+    parts = run_tasks(
+        _split_chunk,
+        [(own_rule, spec_rule, lo, hi) for lo, hi in chunks],
+        workers=place.workers if len(chunks) > 1 else 1,  # one chunk: here
+        executor=place.executor,
+        report=run.reporter("amax split", len(chunks)),
+    )
+    firsts = [p[3] for p in parts if p[3] >= 0]
+    return AmaxSplit(
+        own_rule,
+        spec_rule,
+        start,
+        stop,
+        stop - start,
+        sum(p[0] for p in parts),
+        sum(p[1] for p in parts),
+        sum(p[2] for p in parts),
+        min(firsts) if firsts else -1,
+    )
 
 
 def _gq_on(calls: list[GqCall], outputs: list[Any], scheme: str, rule: str) -> GateResult:
