@@ -38,10 +38,10 @@ SPECIALS = np.array(
 
 
 def port_runner(rule: str) -> Any:
-    """A stand-in for the isolated library kernel: ``rule``'s port, in this process."""
+    """A stand-in for the isolated library kernel: ``rule``'s port, in this process, on each input as it is."""
 
     def run(_row: LibraryRow, calls: list[GqCall]) -> list[Any]:
-        return [scheme_quant(np.asarray(c.args[0], np.float32), rule) for c in calls]
+        return [scheme_quant(np.asarray(c.args[0]), rule) for c in calls]
 
     return run
 
