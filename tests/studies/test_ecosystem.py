@@ -38,7 +38,7 @@ SPECIALS = np.array(
 
 
 def port_runner(rule: str) -> Any:
-    """A stand-in for the isolated library kernel: ``rule``'s port, in this process, on each input as it is."""
+    """A stand-in for the isolated library kernel: ``rule``'s port, here, on inputs as they are."""
 
     def run(_row: LibraryRow, calls: list[GqCall]) -> list[Any]:
         return [scheme_quant(np.asarray(c.args[0]), rule) for c in calls]
