@@ -55,16 +55,13 @@ class SchemeMutant:
         return SourcePatch(PORT_MODULE, self.edits)
 
 
-_MIN_SCALE = """            if spec.min_scale is not None:
-                big = np.fmax if spec.amax_nan is AmaxNan.SKIP else np.maximum
-                s = big(s, _F32(spec.min_scale))
+_MIN_SCALE = """    if rule.min_scale is not None:
+        big = np.fmax if rule.amax_nan is AmaxNan.SKIP else np.maximum
+        s = big(s, _F32(rule.min_scale))
 """
 _NAN_BYTE = "    bits = np.where(rb == 255, np.uint32(0x7F80_0001), bits)\n"
-_SCALE = "            s = _scale(amax, spec, top)\n"
-_PROPAGATE = (
-    "    amax = np.fmax.reduce(a, axis=1, initial=init) if skip else "
-    "np.maximum(a.max(axis=1), init)\n"
-)
+_SCALE = "    s = _scale(wide, rule, top)\n"
+_PROPAGATE = "    if rule.amax_nan is AmaxNan.SKIP:\n"
 
 _NV_AMAX = "        amax = np.fmax.reduce(np.abs(blocks), axis=1, initial=_F32(0))\n"
 _NV_BYTE = '    return encode(np.asarray(s, _F32), "e4m3fn", saturate=True, nan="canonical")\n'
@@ -227,7 +224,7 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
     # fmaxf's NaN-skipping reduction where torch.amax propagates (torch and torchao rules).
     "amax_skips_nan": SchemeMutant(
         (("per-token", "vllm-native-per-token"), ("mxfp8", "rceil")),
-        ((_PROPAGATE, "    amax = np.fmax.reduce(a, axis=1, initial=init)\n"),),
+        ((_PROPAGATE, "    if True:  # fmaxf whatever the rule says\n"),),
     ),
     # The amax loop stops one element short of its block (group or row): block - 1 reduced.
     "block_off_by_one": SchemeMutant(
@@ -247,10 +244,7 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
     # amax / 448 stored to bfloat16 and widened back before use.
     "scale_via_bf16": SchemeMutant(
         (("per-group", "vllm-per-group"),),
-        (
-            ("import numpy as np\n", "import ml_dtypes\nimport numpy as np\n"),
-            (_SCALE, _SCALE + "            s = s.astype(ml_dtypes.bfloat16).astype(_F32)\n"),
-        ),
+        ((_SCALE, _SCALE + "    s = s.astype(ml_dtypes.bfloat16).astype(_F32)\n"),),
     ),
     # compressed-tensors' zero point dropped: a -0 quotient stays -0 (0x80) where it gives +0.
     "signed_zero_kept": SchemeMutant(
@@ -267,13 +261,13 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
         _COMPRESSED_TENSORS,
         (
             (
-                "                s = np.where(s == 0, _F32(spec.zero_scale), s)\n",
-                "                pass\n",
+                "        s = np.where(s == 0, _F32(rule.zero_scale), s)\n",
+                "        pass\n",
             ),
             (
-                "                s = np.where(s == 0, _F32(spec.input_zero_scale), s)"
+                "        s = np.where(s == 0, _F32(rule.input_zero_scale), s)"
                 "  # bfloat16's own eps\n",
-                "                pass\n",
+                "        pass\n",
             ),
         ),
     ),
@@ -305,9 +299,9 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
         (("per-token", "compressed-tensors-0.20-token"),),
         (
             (
-                "            narrow = spec.arithmetic is Arithmetic.INPUT"
+                "    narrow = spec.arithmetic is Arithmetic.INPUT"
                 " and arr.dtype == ml_dtypes.bfloat16\n",
-                "            narrow = False  # float32 arithmetic whatever the rule says\n",
+                "    narrow = False  # float32 arithmetic whatever the rule says\n",
             ),
         ),
     ),

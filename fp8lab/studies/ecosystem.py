@@ -38,6 +38,7 @@ from fp8lab.sweeps.range_run import RangeRun
 __all__ = [
     "ALL_NON_NEGATIVE",
     "ECOSYSTEM_ROWS",
+    "FULL_SPLITS",
     "IMPORT_NAMES",
     "AmaxSplit",
     "LibraryRow",
@@ -47,6 +48,7 @@ __all__ = [
     "library_version",
     "missing_rules",
     "smoke_rows",
+    "split_unexpected",
     "summary",
     "unexpected",
 ]
@@ -80,6 +82,25 @@ ECOSYSTEM_ROWS: tuple[LibraryRow, ...] = (
     _R("compressed-tensors", "per-token", f"{_CT}:channel", "compressed-tensors-0.20-channel", "vllm-native-per-token"),  # noqa: E501
 )
 # fmt: on
+
+# (library rule, spec rule) -> (scale_differs, applied_differs, differ_nan_amax) over all 2**31
+# non-negative amax patterns: the counts a full sweep must find (docs/rules.md explains each).
+FULL_SPLITS: dict[tuple[str, str], tuple[int, int, int]] = {
+    ("torchao-0.18-float8-tensorwise", "vllm-per-tensor"): (
+        2_147_483_480,
+        1_107_855_178,
+        8_388_607,
+    ),
+    ("torchao-0.18-float8-rowwise", "vllm-native-per-token"): (
+        2_147_483_511,
+        1_297_694_881,
+        8_388_607,
+    ),
+    ("compressed-tensors-0.20-tensor", "vllm-per-tensor"): (225, 2_147_483_402, 0),
+    ("compressed-tensors-0.20-token", "vllm-per-token"): (998_244_351, 998_244_351, 8_388_607),
+    ("compressed-tensors-0.20-group-128", "vllm-per-group"): (794_552_062, 794_552_062, 8_388_607),
+    ("compressed-tensors-0.20-channel", "vllm-native-per-token"): (989_855_744, 2_147_483_511, 0),
+}
 
 
 def smoke_rows() -> tuple[LibraryRow, ...]:
@@ -281,6 +302,7 @@ def ecosystem_row(
         "amax_examined": None,
         "amax_scale_differs": None,
         "amax_applied_differs": None,
+        "amax_nan_differs": None,
         "amax_first_differ": None,
     }
     missing = missing_rules(row)
@@ -294,6 +316,7 @@ def ecosystem_row(
         "amax_examined": split.examined,
         "amax_scale_differs": split.scale_differs,
         "amax_applied_differs": split.applied_differs,
+        "amax_nan_differs": split.differ_nan_amax,
         "amax_first_differ": f"{split.first_differ:#010x}" if split.first_differ >= 0 else "-",
     }
     if version is None:
@@ -323,19 +346,34 @@ def ecosystem_row(
     }
 
 
+def split_unexpected(row: dict[str, Any]) -> list[str]:
+    """Where a row's full 2**31 amax split is not :data:`FULL_SPLITS`' count (empty: as published).
+
+    A row with no published count, or one not swept over all 2**31, has nothing to compare.
+    """
+    want = FULL_SPLITS.get((row["own_rule"], row["spec_rule"]))
+    if want is None or row["amax_examined"] != ALL_NON_NEGATIVE:
+        return []
+    got = (row["amax_scale_differs"], row["amax_applied_differs"], row["amax_nan_differs"])
+    return [] if got == want else [f"amax split {got}, published {want}"]
+
+
 def unexpected(row: dict[str, Any]) -> list[str]:
     """What in an :func:`ecosystem_row` row is not as expected (empty: as expected).
 
     A checked row: the inferred rule is the library's own, GQ passes it under
     that rule and fails it under the spec rule, and the two rules differ on
-    some axis. A row ``absent`` or ``rule not in this build`` is as expected;
-    a ``kernel fault`` is not.
+    some axis; a full 2**31 amax split finds :data:`FULL_SPLITS`' counts. A row
+    ``absent`` (its split still counted) or ``rule not in this build`` is as
+    expected; a ``kernel fault`` is not.
     """
-    if row["status"] in ("absent", "rule not in this build"):
+    if row["status"] == "rule not in this build":
         return []
+    if row["status"] == "absent":
+        return split_unexpected(row)
     if row["status"] != "checked":
         return [f"{row['status']}: {row['reason']}"]
-    wrong = []
+    wrong = split_unexpected(row)
     if row["inferred"] != "reproduced" or row["inferred_rule"] != row["own_rule"]:
         wrong.append(f"inferred {row['inferred_rule']} ({row['inferred']}), not {row['own_rule']}")
     if row["own_status"] != "PASS":

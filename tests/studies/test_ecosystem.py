@@ -174,3 +174,17 @@ def test_a_multiplier_and_a_divider_apply_alike_only_by_exact_powers_of_two(at: 
         RangeRun(start=at, stop=at + 2),
     )
     assert (split.scale_differs, split.applied_differs) == (1, 1)
+
+
+def test_a_full_split_is_held_to_its_published_count() -> None:
+    (own, spec), want = next(iter(eco.FULL_SPLITS.items()))
+    row = {"own_rule": own, "spec_rule": spec, "amax_examined": eco.ALL_NON_NEGATIVE}
+    keys = ("amax_scale_differs", "amax_applied_differs", "amax_nan_differs")
+    assert not eco.split_unexpected({**row, **dict(zip(keys, want, strict=True))})
+    off = dict(zip(keys, (want[0] + 1, want[1], want[2]), strict=True))
+    assert eco.split_unexpected({**row, **off}) == [
+        f"amax split {tuple(off.values())}, published {want}"
+    ]
+    assert not eco.split_unexpected({**row, **off, "amax_examined": 1 << 16})  # a window: no count
+    absent = {**row, **off, "status": "absent"}
+    assert eco.unexpected(absent)  # an absent library's split is still held to its count
