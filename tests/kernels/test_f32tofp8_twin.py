@@ -104,6 +104,18 @@ def test_the_twin_is_the_fast_codec_on_all_2_32_patterns() -> None:
         assert fast(x).tobytes() == encode(x, "e4m3fn", saturate=True, nan="canonical").tobytes()
 
 
+def _block_loop_line() -> int:
+    import inspect
+
+    from fp8lab.kernels import f32tofp8
+
+    lines, first = inspect.getsourcelines(f32tofp8.f32_to_fp8)
+    return first + next(i for i, t in enumerate(lines) if "for start in range(" in t)
+
+
+_BLOCK_LOOP_LINE = _block_loop_line()
+
+
 def _port_mutations() -> list[str]:
     from fp8lab.mutants.source import source_mutations
 
@@ -116,6 +128,10 @@ def test_every_port_mutant_s_twin_gives_its_numpy_codes(key: str) -> None:
     from fp8lab.mutants.source import load_mutant, mutant_tree, source_mutations
 
     mutation = next(m for m in source_mutations("fp8lab.kernels.f32tofp8") if m.key == key)
+    if mutation.line == _BLOCK_LOOP_LINE:
+        # the first block moved: f32_to_fp8's np.empty output keeps lanes no block wrote, so
+        # the mutant's codes there are whatever memory held, on either side (no answer to match)
+        return
     try:
         numpy_side = load_mutant(mutation)
     except Exception:  # noqa: BLE001 - a mutant that cannot be built has no twin either
@@ -132,7 +148,9 @@ def test_every_port_mutant_s_twin_gives_its_numpy_codes(key: str) -> None:
                 compiled_side.f32_to_fp8(x)
             return
         assert compiled_side.f32_to_fp8(x).tobytes() == want.tobytes(), modelled
-        check = twin.twin_checker(_module(copy.deepcopy(tree)), tree)
+        # the re-check scans with the checker only where the glue is the port's (same_glue)
+        same = twin.same_glue(tree, twin.port_tree())
+        check = twin.twin_checker(_module(copy.deepcopy(tree)), tree) if same else None
         if check is not None:  # it stops only at an undetermined lane: no code differs
             loop, _ = twin._compile(twin.lane_source(tree, compiled_side.__dict__))
             lanes = np.empty(x.size, np.int16)
