@@ -9,10 +9,11 @@ reason, without them.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.meta.gates_subprocess import run_gates
 
 pytest.importorskip("torch", reason="torch is not installed (optional: the ecosystem extra)")
 pytest.importorskip(
@@ -27,14 +28,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "compressed_tensors
 
 def _gq(scheme: str, rule: str, kernel: str) -> subprocess.CompletedProcess[str]:
     argv = ["--gate", "GQ", "--scheme", scheme, "--rule", rule, "--kernel", kernel]
-    return subprocess.run(
-        [sys.executable, "-m", "fp8lab", "gates", *argv, "--arrays", "torch"],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=EXAMPLE,
-        timeout=600,
-    )
+    return run_gates(EXAMPLE, *argv, "--arrays", "torch")
 
 
 @pytest.mark.parametrize(
