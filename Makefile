@@ -40,7 +40,7 @@ test-fast: $(STAMP)
 
 # The optional torch, triton and ecosystem extras (accumulation_order's torch rows; Triton
 # kernels on the CPU: the triton_interpreter notebook; torchao's and compressed-tensors'
-# quantizers under their rules). Where the pinned wheels cannot be installed the torch rows
+# quantizers under their rules: the ecosystem notebook, whose rows then say the library is absent). Where the pinned wheels cannot be installed the torch rows
 # say torch is absent, the torch and Triton tests skip, and the triton_interpreter notebook
 # fails naming the missing extra.
 $(TORCH_STAMP): $(STAMP)

@@ -1,15 +1,12 @@
-r"""compressed-tensors' dynamic FP8 activation quantizers as GQ kernels, called as it calls them.
+r"""compressed-tensors' FP8 quantizers as GQ kernels, called as it calls them.
 
-Each computes the scale with the library's ``compute_dynamic_scales_and_zp``
-(symmetric float8_e4m3fn ``QuantizationArgs``, ``dynamic=True``) and
-quantizes with its ``quantize``, the two steps of its ``forward_quantize``,
-and returns the codes and the library's float32 scale (a divisor, amax / 448).
-Per token, the activation goes in as ``[batch, tokens, hidden]`` = ``[1, M, K]``:
-on a 2-D tensor the library's TOKEN strategy reduces over no dimension and
-makes one scale for the whole tensor. A bfloat16 activation is handed over as
-float32: on bfloat16 the library computes the scale and the quotient in
-bfloat16 (its zero-scale eps then 2^-7), which no rule states. They pass GQ
-under the rules fp8lab names after the library and fail vLLM's:
+Each dynamic one computes the scale with the library's
+``compute_dynamic_scales_and_zp`` and quantizes with its ``quantize``, the two
+steps of its ``forward_quantize``; a bfloat16 activation goes in as it is, and
+the library computes in bfloat16, as the rules state (``arithmetic = "input"``).
+``channel`` is the static per-channel weight scale, ``calculate_qparams`` on
+each row's min and max. They pass GQ under the rules fp8lab names after the
+library and fail vLLM's:
 
     fp8lab gates --gate GQ --scheme per-tensor --rule compressed-tensors-0.20-tensor \
         --kernel compressed_tensors_fp8:tensor --arrays torch       # PASS
@@ -17,46 +14,15 @@ under the rules fp8lab names after the library and fail vLLM's:
         --kernel compressed_tensors_fp8:token --arrays torch        # PASS
     fp8lab gates --gate GQ --scheme per-group --rule compressed-tensors-0.20-group-128 \
         --kernel compressed_tensors_fp8:group_128 --arrays torch    # PASS
+    fp8lab gates --gate GQ --scheme per-token --rule compressed-tensors-0.20-channel \
+        --kernel compressed_tensors_fp8:channel --arrays torch      # PASS
     fp8lab gates --gate GQ --scheme per-token --rule vllm-native-per-token \
         --kernel compressed_tensors_fp8:token --arrays torch        # FAIL
+
+The kernels live in the package (:mod:`fp8lab.kernels.library.compressed_tensors_fp8`);
+this file names them here, so ``--kernel compressed_tensors_fp8:token`` works from this folder.
 """
 
-import torch
-from compressed_tensors.quantization import QuantizationArgs
-from compressed_tensors.quantization.lifecycle.forward import quantize
-from compressed_tensors.quantization.utils import compute_dynamic_scales_and_zp
+from fp8lab.kernels.library.compressed_tensors_fp8 import channel, group_128, tensor, token
 
-
-def _args(strategy: str, group_size: int | None = None) -> QuantizationArgs:
-    return QuantizationArgs(
-        num_bits=8,
-        type="float",
-        symmetric=True,
-        strategy=strategy,
-        group_size=group_size,
-        dynamic=True,
-    )
-
-
-def _quantize(x: torch.Tensor, args: QuantizationArgs) -> tuple[torch.Tensor, torch.Tensor]:
-    scale, zero_point = compute_dynamic_scales_and_zp(x, args, module=None)
-    codes = quantize(x, scale, zero_point, args, dtype=torch.float8_e4m3fn)
-    return codes, scale
-
-
-def tensor(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Codes [M, K] and the float32 scale [1] of ``x`` under one scale."""
-    codes, scale = _quantize(x.to(torch.float32), _args("tensor"))
-    return codes, scale.reshape(-1)
-
-
-def token(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Codes [M, K] and one float32 scale per token (row) [M]."""
-    codes, scale = _quantize(x.to(torch.float32)[None], _args("token"))
-    return codes[0], scale.reshape(-1)
-
-
-def group_128(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Codes [M, K] and one float32 scale per 128 elements of a row [M, K/128]."""
-    codes, scale = _quantize(x.to(torch.float32), _args("group", 128))
-    return codes, scale.reshape(x.shape[0], -1)
+__all__ = ["channel", "group_128", "tensor", "token"]

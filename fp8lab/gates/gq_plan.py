@@ -98,7 +98,7 @@ def _plan(scheme: str, rule: str | ScaleRule | Nvfp4ScaleRule) -> tuple[_Plan, s
         spec.element,
         spec.granularity is Granularity.TENSOR,
         lambda x: [("", (x,))],
-        lambda a: reference_scheme_quant(a[0].astype(np.float32), spec),
+        lambda a: reference_scheme_quant(a[0], spec),  # its dtype: arithmetic = input reads it
         spec.nan_code is NanCode.ANY,
     )
     return plan, spec.name

@@ -30,7 +30,7 @@ from fp8lab.specs.scale_rules import RULES, Granularity, NanCode, ScaleRule
 __all__ = ["Inference", "infer_rule", "record_outputs"]
 
 Outputs = tuple[np.ndarray, np.ndarray]
-Batch = tuple[np.ndarray, np.ndarray, np.ndarray]  # x as float32, codes, scales
+Batch = tuple[np.ndarray, np.ndarray, np.ndarray]  # x (float32 or bfloat16), codes, scales
 
 
 @dataclass(frozen=True)
@@ -236,14 +236,14 @@ def _rows(rule: ScaleRule) -> ScaleRule:
 
 
 def _batches(calls: Sequence[GqCall], outputs: Sequence[Outputs], stack: bool) -> list[Batch]:
-    """(x as float32, codes, scales) per call; with ``stack`` (rows independent), per width K.
+    """(x, codes, scales) per call; with ``stack`` (rows independent), per input dtype and width K.
 
     With a scale per row or block (or per tensor of one row, scaled as that
     row), stacking the calls' rows changes no expected word and makes one port
-    call of many.
+    call of many. x keeps its dtype: a rule's ``arithmetic = "input"`` reads it.
     """
     own = [
-        (np.asarray(call.args[0], np.float32), codes, scales)
+        (_float_input(call.args[0]), codes, scales)
         for call, (codes, scales) in zip(calls, outputs, strict=True)
     ]
     kinds = {(c.dtype, s.dtype) for _, c, s in own}
@@ -253,11 +253,20 @@ def _batches(calls: Sequence[GqCall], outputs: Sequence[Outputs], stack: bool) -
         or any(c.shape != x.shape or s.ndim == 0 or s.shape[0] != x.shape[0] for x, c, s in own)
     ):
         return own
-    widths = sorted({x.shape[1] for x, _, _ in own})
+    groups = sorted({(x.dtype.name, x.shape[1]) for x, _, _ in own})
     return [
-        tuple(np.concatenate([t[i] for t in own if t[0].shape[1] == k]) for i in range(3))  # type: ignore[misc]
-        for k in widths
+        tuple(  # type: ignore[misc]
+            np.concatenate([t[i] for t in own if (t[0].dtype.name, t[0].shape[1]) == g])
+            for i in range(3)
+        )
+        for g in groups
     ]
+
+
+def _float_input(x: Any) -> np.ndarray:
+    """``x`` as an array: bfloat16 kept, any other dtype as float32."""
+    arr = np.asarray(x)
+    return arr if arr.dtype.name == "bfloat16" else np.asarray(arr, np.float32)
 
 
 def _port_mismatches(

@@ -12,17 +12,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
+import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
 from fp8lab.codecs import decode, encode
 from fp8lab.specs.formats import get_format
-from fp8lab.specs.nvfp4_rules import NVFP4_RULES, Nvfp4Inverse, Nvfp4Order, Nvfp4ScaleRule
+from fp8lab.specs.nvfp4_rules import (
+    NVFP4_RULES,
+    Nvfp4Inverse,
+    Nvfp4NanCode,
+    Nvfp4Order,
+    Nvfp4ScaleRule,
+    Nvfp4TensorScale,
+)
 from fp8lab.specs.scale_rules import (
     RULES,
     AmaxNan,
     Apply,
+    Arithmetic,
     Clamp,
+    ElementRounding,
     Granularity,
     Pow2,
     Quotient,
@@ -36,6 +46,7 @@ __all__ = [
     "SCHEME_PORTS",
     "Nvfp4Port",
     "SchemePort",
+    "amax_scales",
     "nvfp4_block_scales",
     "nvfp4_quant",
     "scheme_quant",
@@ -56,20 +67,25 @@ def _grouped(x: npt.NDArray[np.float32], rule: ScaleRule) -> npt.NDArray[np.floa
     return x.reshape(m * k // rule.block, rule.block)
 
 
-def _amax(blocks: npt.NDArray[np.float32], rule: ScaleRule) -> np.ndarray:
-    """Per block, the amax floored and bounded: float32, or float64 for a float64 quotient."""
+def _amax(blocks: npt.NDArray[np.float32], rule: ScaleRule) -> npt.NDArray[np.float32]:
+    """Per block, the float32 amax the reduction gives (from ``amax_init``)."""
     a = np.abs(blocks)
     init = _F32(rule.amax_init)
-    skip = rule.amax_nan is AmaxNan.SKIP
-    big, small = (np.fmax, np.fmin) if skip else (np.maximum, np.minimum)
-    amax = np.fmax.reduce(a, axis=1, initial=init) if skip else np.maximum(a.max(axis=1), init)
+    if rule.amax_nan is AmaxNan.SKIP:
+        return np.asarray(np.fmax.reduce(a, axis=1, initial=init), _F32)
+    return np.asarray(np.maximum(a.max(axis=1), init), _F32)
+
+
+def _bounded(amax: npt.NDArray[np.float32], rule: ScaleRule) -> np.ndarray:
+    """The amax floored and bounded: float32, or float64 for a float64 quotient."""
+    big, small = (np.fmax, np.fmin) if rule.amax_nan is AmaxNan.SKIP else (np.maximum, np.minimum)
     wide = np.float64 if rule.quotient is Quotient.FLOAT64 else _F32  # torchao: amax.to(float64)
-    amax = np.asarray(amax, wide)
+    out = np.asarray(amax, wide)
     if rule.amax_floor is not None:
-        amax = big(amax, wide(rule.amax_floor))
+        out = big(out, wide(rule.amax_floor))
     if rule.scale_ub is not None:
-        amax = small(amax, wide(rule.scale_ub))
-    return np.asarray(amax, wide)
+        out = small(out, wide(rule.scale_ub))
+    return np.asarray(out, wide)
 
 
 def _scale(amax: np.ndarray, rule: ScaleRule, top: np.float32) -> npt.NDArray[np.float32]:
@@ -103,6 +119,64 @@ def _e8m0_reciprocal(byte: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
     return bits.astype(np.uint32).view(_F32)
 
 
+def _scales_of(
+    amax: npt.NDArray[np.float32], rule: ScaleRule, top: np.float32, narrow: bool = False
+) -> np.ndarray:
+    """The scale of each block amax: float32, or e8m0 bytes (uint8).
+
+    ``narrow``: the rule computes in its bfloat16 input (``arithmetic = "input"``).
+    """
+    wide = _bounded(amax, rule)
+    if rule.pow2 in (Pow2.OCP_FLOOR, Pow2.RCEIL):
+        return _e8m0(wide, rule, top)
+    s = _scale(wide, rule, top)
+    if narrow:  # torch on bfloat16: amax / 448 is a bfloat16 tensor
+        s = s.astype(ml_dtypes.bfloat16).astype(_F32)
+    if rule.min_scale is not None:
+        big = np.fmax if rule.amax_nan is AmaxNan.SKIP else np.maximum
+        s = big(s, _F32(rule.min_scale))
+    if rule.zero_scale is not None and narrow:
+        s = np.where(s == 0, _F32(rule.input_zero_scale), s)  # bfloat16's own eps
+    if rule.zero_scale is not None:
+        s = np.where(s == 0, _F32(rule.zero_scale), s)
+    if rule.pow2 is Pow2.CEIL_BITS:
+        s = np.fmax(np.abs(s), _F32(1e-10))
+        bits = s.view(np.uint32)
+        up = ((bits >> 23) & 0xFF) + ((bits & 0x7F_FFFF) != 0)
+        s = (up.astype(np.uint32) << 23).view(_F32)
+    return np.asarray(s, _F32)
+
+
+def amax_scales(amax: np.ndarray, rule: str | ScaleRule) -> np.ndarray:
+    """The scale ``rule`` stores for blocks whose float32 amax is ``amax`` (any shape, flattened).
+
+    The scale step of :func:`scheme_quant` alone, on float32 input: float32
+    scales, or e8m0 bytes (uint8) for an OCP_FLOOR/RCEIL rule.
+
+    Raises:
+        ValueError: for an unknown rule.
+    """
+    spec = get_rule(rule)
+    top = _F32(float(get_format(spec.element).max))
+    a = np.ascontiguousarray(np.asarray(amax, _F32).reshape(-1))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        return _scales_of(a, spec, top)
+
+
+def _ties_away(q: npt.NDArray[np.float32], mbits: int, emin: int) -> npt.NDArray[np.float32]:
+    """Each tie between element values moved one float32 ulp away from zero, for the RNE cast.
+
+    The element step at ``|q|`` is ``2**(max(exp, emin) - mbits)`` (exponent
+    from the bits); ``|q|`` is a tie when ``|q| / step`` (exact: a power of
+    two) has fraction 0.5. Nudged past the midpoint, the cast rounds it away.
+    """
+    a = np.abs(q)
+    exp = ((a.view(np.uint32) >> 23) & 0xFF).astype(np.int32) - 127
+    step = np.ldexp(_F32(1), np.maximum(exp, emin) - mbits).astype(_F32)
+    tie = np.isfinite(a) & (np.mod(a / step, _F32(1)) == _F32(0.5))
+    return np.where(tie, np.nextafter(q, q * _F32(2)), q)
+
+
 def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.uint8], np.ndarray]:
     """Quantize ``x`` [M, K] (float32 or bfloat16) under ``rule``: ``(codes, scales)``.
 
@@ -118,24 +192,12 @@ def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.u
     elem = get_format(spec.element)
     top = _F32(float(elem.max))
     blocks = _grouped(x32, spec)
+    narrow = spec.arithmetic is Arithmetic.INPUT and arr.dtype == ml_dtypes.bfloat16
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-        amax = _amax(blocks, spec)
+        scales = _scales_of(_amax(blocks, spec), spec, top, narrow)
         if spec.pow2 in (Pow2.OCP_FLOOR, Pow2.RCEIL):
-            scales: np.ndarray = _e8m0(amax, spec, top)
             q = blocks * _e8m0_reciprocal(scales)[:, None]
         else:
-            s = _scale(amax, spec, top)
-            if spec.min_scale is not None:
-                big = np.fmax if spec.amax_nan is AmaxNan.SKIP else np.maximum
-                s = big(s, _F32(spec.min_scale))
-            if spec.zero_scale is not None:
-                s = np.where(s == 0, _F32(spec.zero_scale), s)
-            if spec.pow2 is Pow2.CEIL_BITS:
-                s = np.fmax(np.abs(s), _F32(1e-10))
-                bits = s.view(np.uint32)
-                up = ((bits >> 23) & 0xFF) + ((bits & 0x7F_FFFF) != 0)
-                s = (up.astype(np.uint32) << 23).view(_F32)
-            scales = np.asarray(s, _F32)
             col = scales[:, None]
             if spec.apply is Apply.DIVIDE:
                 q = blocks / col
@@ -143,6 +205,8 @@ def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.u
                 q = blocks * col
             else:
                 q = blocks * (_F32(1) / col)
+            if narrow:
+                q = q.astype(ml_dtypes.bfloat16).astype(_F32)
             if spec.signed_zero is SignedZero.PLUS_ZERO:
                 q = q + _F32(0)  # the symmetric zero point
         if spec.clamp is Clamp.MIN_THEN_MAX:
@@ -151,6 +215,8 @@ def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.u
             q = np.fmin(np.fmax(q, -top), top)
         elif spec.clamp is Clamp.TORCH:
             q = np.clip(q, -top, top)
+        if spec.element_rounding is ElementRounding.TIES_AWAY:
+            q = _ties_away(np.asarray(q, _F32), elem.mantissa_bits, elem.minexp)
     codes = encode(np.asarray(q, _F32).reshape(m, k), elem, saturate=True, nan="canonical")
     shape = {Granularity.TENSOR: (1,), Granularity.ROW: (m,)}.get(
         spec.granularity, (m, k // (spec.block or 1))
@@ -175,24 +241,42 @@ def _encode_scale(g: np.float32) -> np.float32:
     return _F32(1.0) if g == 0 or s_enc == 0 else _F32(s_enc)
 
 
+def _tensor_scales(g: np.float32, rule: Nvfp4ScaleRule) -> tuple[np.float32, np.float32]:
+    """``(S_enc, S_dec)`` of the global amax ``g`` under the rule's per-tensor scale."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if rule.tensor_scale is Nvfp4TensorScale.DIVISOR:
+            s_dec = _F32(_F32(g) / _F32(2688.0))  # torchao: amax.float() / (448 * 6)
+            return _F32(_F32(1.0) / s_dec), s_dec
+        s_enc = _encode_scale(_F32(g))
+        return s_enc, _F32(1.0 / float(s_enc))  # TE: float(1.0 / S_enc), a double quotient
+
+
 def nvfp4_block_scales(
     block_amax: np.ndarray, global_amax: float, rule: Nvfp4ScaleRule
 ) -> npt.NDArray[np.uint8]:
-    """e4m3fn block-scale bytes of float32 ``block_amax``, as TransformerEngine computes them."""
+    """e4m3fn block-scale bytes of float32 ``block_amax``, as the rule's kernel computes them.
+
+    A NaN block scale is byte 0x7F here; :func:`nvfp4_quant` signs the one a
+    ``TORCH_BITS`` rule's scale side makes (0xFF).
+    """
     amax = np.asarray(block_amax, _F32)
     g = _F32(global_amax)
     flt_max = np.finfo(_F32).max
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        s_enc = _encode_scale(g)
+        s_enc, s_dec = _tensor_scales(g, rule)
         rcp6 = _F32(1.0) / _F32(6.0)
         if rule.order is Nvfp4Order.DIVIDE:
             s = amax / _F32(6.0) * s_enc
         elif rule.order is Nvfp4Order.RECIPROCAL:
             s = amax * rcp6 * s_enc
+        elif rule.order is Nvfp4Order.DIVIDE_DECODE:
+            s = amax / _F32(6.0) / s_dec
         else:
             s = amax * (s_enc * rcp6)
         if rule.clamp_block:
             s = np.fmin(s, flt_max)
+        if rule.block_bounds is not None:  # torch.clamp: a NaN stays NaN
+            s = np.minimum(np.maximum(s, _F32(rule.block_bounds[0])), _F32(rule.block_bounds[1]))
     return encode(np.asarray(s, _F32), "e4m3fn", saturate=True, nan="canonical")
 
 
@@ -219,9 +303,13 @@ def nvfp4_quant(
     blocks = x32.reshape(-1, spec.block)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         amax = np.fmax.reduce(np.abs(blocks), axis=1, initial=_F32(0))
+        if spec.amax_nan is AmaxNan.PROPAGATE:  # torch.amax: a NaN wins
+            amax = np.where(np.isnan(blocks).any(axis=1), _F32(np.nan), amax)
         scale = nvfp4_block_scales(amax, float(g), spec)
-        s_enc = _encode_scale(g)
-        s_dec = _F32(1.0 / float(s_enc))  # TE: float(1.0 / S_enc), a double quotient
+        s_enc, s_dec = _tensor_scales(g, spec)
+        if spec.nan_code is Nvfp4NanCode.TORCH_BITS:  # 0/0, inf/inf: the negative default NaN
+            made = np.isnan(decode(scale, "e4m3fn")) & ~np.isnan(amax)
+            scale = np.where(made, scale | np.uint8(0x80), scale).astype(np.uint8)
         dec_b = decode(scale, "e4m3fn").astype(_F32)
         if spec.inverse is Nvfp4Inverse.ENCODE_QUOTIENT:
             inv = s_enc / dec_b  # __fdiv_rn(S_enc, float(S_dec_b_fp8))
@@ -231,7 +319,23 @@ def nvfp4_quant(
     nan = np.isnan(q)
     codes = encode(np.where(nan, _F32(0), q), "e2m1fn", saturate=True, nan="canonical")
     codes[nan] = 0x07
+    if spec.nan_code is Nvfp4NanCode.TORCH_BITS:
+        codes[nan] = _torch_nan_codes(blocks, scale)[nan]
     return codes.reshape(x32.shape), scale.reshape(x32.shape[0], -1)
+
+
+def _torch_nan_codes(blocks: np.ndarray, scale: np.ndarray) -> npt.NDArray[np.uint8]:
+    """The e2m1 code torchao gives each product were it NaN (:class:`Nvfp4NanCode` ``TORCH_BITS``).
+
+    A NaN byte's decoded NaN (0x7FF00000, signed as the byte) codes 0x4 with that
+    sign; else an input NaN codes 0x3 with its sign, and ``0 * inf`` (the
+    negative default NaN) 0xB.
+    """
+    byte_nan = np.isnan(decode(scale, "e4m3fn"))[:, None]
+    byte_sign = ((scale & np.uint8(0x80)) >> np.uint8(4))[:, None]
+    x_sign = np.signbit(blocks).astype(np.uint8) << np.uint8(3)
+    own = np.where(np.isnan(blocks), np.uint8(0x3) | x_sign, np.uint8(0xB))
+    return np.where(byte_nan, np.uint8(0x4) | byte_sign, own).astype(np.uint8)
 
 
 @dataclass(frozen=True)

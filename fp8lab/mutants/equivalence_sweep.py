@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import importlib
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor
@@ -15,7 +16,14 @@ import numpy as np
 
 from fp8lab.mutants.probes import chunk_order, encoder_probes, scaled_probes
 from fp8lab.mutants.runner import SOURCE_MODULES
-from fp8lab.mutants.source import SourceMutation, load_mutant, source_mutations
+from fp8lab.mutants.source import (
+    SourceMutation,
+    compile_module,
+    load_mutant,
+    mutant_tree,
+    parse_module,
+    source_mutations,
+)
 from fp8lab.runtime.parallel import run_tasks, worker_pool
 
 __all__ = ["CHUNK", "Fn", "sweep_chunk"]
@@ -44,11 +52,47 @@ def _kernels(module: Any, key: str) -> dict[str, Any]:
     return {k.name: k for k in (built if isinstance(built, list) else [built])}
 
 
+# The module whose mutants run compiled (fp8lab.kernels.f32tofp8_twin): both sides'
+# blocks through the twin generated from their own source.
+_PORT = "fp8lab.kernels.f32tofp8"
+
+
 @cache
+def _sides(key: str) -> tuple[dict[str, Any], dict[str, Any], Any]:
+    """(original, mutant) kernels by name and the mutant's compiled lane checker (or None).
+
+    Cached per process (workers rebuild by key). For the port, both sides are
+    fresh modules whose blocks run compiled; the checker exists when the mutant
+    changed only ``_steps`` (so the rest of the module is the original's).
+    """
+    name = key.split(":", 1)[0]
+    mutation = _mutation(key)
+    if name == _PORT:
+        from fp8lab.kernels import f32tofp8_twin as twin
+
+        original_tree, mutated_tree = parse_module(name)[0], mutant_tree(mutation)
+        original = compile_module(copy.deepcopy(original_tree), f"{name}__original")
+        if twin.attach_twin(original, original_tree):
+            mutant = compile_module(copy.deepcopy(mutated_tree), f"{name}__mutant")
+            checker = None
+            if twin.same_glue(mutated_tree, original_tree):
+                checker = twin.twin_checker(mutant, mutated_tree)
+            if checker is None:  # its own glue: its blocks compiled where modelled
+                twin.attach_twin(mutant, mutated_tree)
+            return _kernels(original, key), _kernels(mutant, key), checker
+    module = importlib.import_module(name)
+    return _kernels(module, key), _kernels(load_mutant(mutation), key), None
+
+
 def _pair(key: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(original, mutant) kernels by name; cached per process (workers rebuild by key)."""
-    module = importlib.import_module(key.split(":", 1)[0])
-    return _kernels(module, key), _kernels(load_mutant(_mutation(key)), key)
+    """(original, mutant) kernels by name (see :func:`_sides`)."""
+    original, mutant, _ = _sides(key)
+    return original, mutant
+
+
+def _checker(key: str) -> Any:
+    """The mutant's compiled ``first_mismatch(flat, want)``, or None (numpy only)."""
+    return _sides(key)[2] if key.split(":", 1)[0] == _PORT else None
 
 
 def _fn(kernel: Any, target: _Target) -> Fn:
@@ -71,6 +115,15 @@ def _first_difference(
         if slot not in wanted:
             wanted[slot] = original(x)
         want = wanted[slot]
+        checker = _checker(target.key) if target.mode == "encoder" else None
+        flat = x.ndim == 1 and x.flags.c_contiguous and x.flags.writeable
+        if checker is not None and flat and want.dtype == np.uint8 and want.shape == x.shape:
+            # every lane before ``start`` equals the original's; the mutant's own
+            # encoder (elementwise, same glue) decides from there on
+            start = int(checker(x, want))
+            if start < 0:
+                return ""
+            x, want = x[start:], want[start:]
         try:
             got = mutant(x)
         except Exception as exc:  # noqa: BLE001 - a mutant that raises is not equivalent

@@ -55,16 +55,13 @@ class SchemeMutant:
         return SourcePatch(PORT_MODULE, self.edits)
 
 
-_MIN_SCALE = """            if spec.min_scale is not None:
-                big = np.fmax if spec.amax_nan is AmaxNan.SKIP else np.maximum
-                s = big(s, _F32(spec.min_scale))
+_MIN_SCALE = """    if rule.min_scale is not None:
+        big = np.fmax if rule.amax_nan is AmaxNan.SKIP else np.maximum
+        s = big(s, _F32(rule.min_scale))
 """
 _NAN_BYTE = "    bits = np.where(rb == 255, np.uint32(0x7F80_0001), bits)\n"
-_SCALE = "            s = _scale(amax, spec, top)\n"
-_PROPAGATE = (
-    "    amax = np.fmax.reduce(a, axis=1, initial=init) if skip else "
-    "np.maximum(a.max(axis=1), init)\n"
-)
+_SCALE = "    s = _scale(wide, rule, top)\n"
+_PROPAGATE = "    if rule.amax_nan is AmaxNan.SKIP:\n"
 
 _NV_AMAX = "        amax = np.fmax.reduce(np.abs(blocks), axis=1, initial=_F32(0))\n"
 _NV_BYTE = '    return encode(np.asarray(s, _F32), "e4m3fn", saturate=True, nan="canonical")\n'
@@ -80,6 +77,7 @@ _COMPRESSED_TENSORS = (
 _DIVIDE = (("nvfp4", "te-nvfp4-divide"),)
 _RECIPROCAL = (("nvfp4", "te-nvfp4-reciprocal"),)
 _FUSED = (("nvfp4", "te-nvfp4-fused"),)
+_TORCHAO = (("nvfp4", "torchao-0.18-nvfp4"),)
 
 # NVFP4 (TE's kernels, fp8lab.specs.nvfp4_rules): each a patch of nvfp4_block_scales or
 # nvfp4_quant, gated under one rule.
@@ -143,6 +141,51 @@ NVFP4_MUTANTS: dict[str, SchemeMutant] = {
         _RECIPROCAL,
         (("            s = amax * rcp6 * s_enc\n", "            s = amax * (s_enc * rcp6)\n"),),
     ),
+    # torchao's choices (torchao-0.18-nvfp4), each flipped alone.
+    # The block value multiplied by S_enc = fl(1 / S) where torchao divides by S.
+    "nvfp4_divisor_multiplied": SchemeMutant(
+        _TORCHAO,
+        (
+            (
+                "            s = amax / _F32(6.0) / s_dec\n",
+                "            s = amax / _F32(6.0) * s_enc\n",
+            ),
+        ),
+    ),
+    # TE's encode scale fminf(2688 / g, FLT_MAX) where torchao's divisor g / 2688 is declared.
+    "nvfp4_encode_for_divisor": SchemeMutant(
+        _TORCHAO,
+        (
+            (
+                "        if rule.tensor_scale is Nvfp4TensorScale.DIVISOR:\n",
+                "        if rule.tensor_scale is not Nvfp4TensorScale.DIVISOR:\n",
+            ),
+        ),
+    ),
+    # The block-scale floor at e4m3's smallest subnormal 2**-9, not its smallest normal 2**-6.
+    "nvfp4_floor_subnormal": SchemeMutant(
+        _TORCHAO, (("_F32(rule.block_bounds[0])", "_F32(2.0**-9)"),)
+    ),
+    # The element multiplier 1 / (d * S) where torchao forms (1 / S) / d.
+    "nvfp4_multiplier_product": SchemeMutant(
+        _TORCHAO,
+        (
+            (
+                "            inv = s_enc / dec_b  # __fdiv_rn(S_enc, float(S_dec_b_fp8))\n",
+                "            inv = _F32(1.0) / (dec_b * s_dec)\n",
+            ),
+        ),
+    ),
+    # NaN skipped in the block amax (fmaxf) where torchao's torch.amax lets it win.
+    "nvfp4_amax_skips_nan": SchemeMutant(
+        _TORCHAO,
+        (
+            (
+                "        if spec.amax_nan is AmaxNan.PROPAGATE:  # torch.amax: a NaN wins\n",
+                "        if spec.amax_nan is not AmaxNan.PROPAGATE:  # torch.amax: a NaN wins\n",
+            ),
+        ),
+    ),
 }
 
 SCHEME_MUTANTS: dict[str, SchemeMutant] = {
@@ -181,7 +224,7 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
     # fmaxf's NaN-skipping reduction where torch.amax propagates (torch and torchao rules).
     "amax_skips_nan": SchemeMutant(
         (("per-token", "vllm-native-per-token"), ("mxfp8", "rceil")),
-        ((_PROPAGATE, "    amax = np.fmax.reduce(a, axis=1, initial=init)\n"),),
+        ((_PROPAGATE, "    if True:  # fmaxf whatever the rule says\n"),),
     ),
     # The amax loop stops one element short of its block (group or row): block - 1 reduced.
     "block_off_by_one": SchemeMutant(
@@ -201,10 +244,7 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
     # amax / 448 stored to bfloat16 and widened back before use.
     "scale_via_bf16": SchemeMutant(
         (("per-group", "vllm-per-group"),),
-        (
-            ("import numpy as np\n", "import ml_dtypes\nimport numpy as np\n"),
-            (_SCALE, _SCALE + "            s = s.astype(ml_dtypes.bfloat16).astype(_F32)\n"),
-        ),
+        ((_SCALE, _SCALE + "    s = s.astype(ml_dtypes.bfloat16).astype(_F32)\n"),),
     ),
     # compressed-tensors' zero point dropped: a -0 quotient stays -0 (0x80) where it gives +0.
     "signed_zero_kept": SchemeMutant(
@@ -221,8 +261,13 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
         _COMPRESSED_TENSORS,
         (
             (
-                "                s = np.where(s == 0, _F32(spec.zero_scale), s)\n",
-                "                pass\n",
+                "        s = np.where(s == 0, _F32(rule.zero_scale), s)\n",
+                "        pass\n",
+            ),
+            (
+                "        s = np.where(s == 0, _F32(rule.input_zero_scale), s)"
+                "  # bfloat16's own eps\n",
+                "        pass\n",
             ),
         ),
     ),
@@ -236,6 +281,27 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
             (
                 "    num, den = (m, amax) if rule.storage is Storage.MULTIPLIER else (amax, m)\n",
                 "    num, den = (amax, m)\n",
+            ),
+        ),
+    ),
+    # Ties between element values rounded away from zero where the cast's RNE is declared.
+    "element_ties_away": SchemeMutant(
+        (("per-token", "vllm-per-token"),),
+        (
+            (
+                "        if spec.element_rounding is ElementRounding.TIES_AWAY:\n",
+                "        if True:  # ties away whatever the rule says\n",
+            ),
+        ),
+    ),
+    # Scale and quotient kept in float32 on bfloat16 input where the input's dtype is declared.
+    "arithmetic_float32_for_input": SchemeMutant(
+        (("per-token", "compressed-tensors-0.20-token"),),
+        (
+            (
+                "    narrow = spec.arithmetic is Arithmetic.INPUT"
+                " and arr.dtype == ml_dtypes.bfloat16\n",
+                "    narrow = False  # float32 arithmetic whatever the rule says\n",
             ),
         ),
     ),

@@ -24,6 +24,7 @@ __all__ = [
     "SourceMutation",
     "compile_module",
     "load_mutant",
+    "mutant_tree",
     "parse_module",
     "source_mutations",
 ]
@@ -193,11 +194,16 @@ def load_mutant(mutation: SourceMutation) -> types.ModuleType:
         Exception: whatever compiling or executing the mutant raises (it is
             then INCOMPETENT).
     """
+    tree = mutant_tree(mutation)
+    return compile_module(tree, f"{mutation.module}__mutant_{mutation.operator}_{mutation.index}")
+
+
+def mutant_tree(mutation: SourceMutation) -> ast.Module:
+    """The parsed module with the one change made (what :func:`load_mutant` executes)."""
     tree, _ = _parse(mutation.module)
     sites, apply = OPERATORS[mutation.operator]
-    target = list(sites(tree))[mutation.index]
-    apply(target)
-    return compile_module(tree, f"{mutation.module}__mutant_{mutation.operator}_{mutation.index}")
+    apply(list(sites(tree))[mutation.index])
+    return tree
 
 
 def compile_module(tree: ast.Module, name: str) -> types.ModuleType:

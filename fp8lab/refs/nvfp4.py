@@ -18,6 +18,13 @@ Written from the TransformerEngine kernels each rule names
   FP4_MAXNORM" (so under ``ENCODE_QUOTIENT`` a zero in a byte-0 block, 0 * inf,
   codes +6).
 
+The torchao rule's choices (:class:`fp8lab.specs.nvfp4_rules.Nvfp4TensorScale`
+``DIVISOR``, ``Nvfp4Order.DIVIDE_DECODE``, ``block_bounds``, ``amax_nan``,
+``Nvfp4NanCode.TORCH_BITS``) are written out here from torchao's
+``nvfp4_quantize``: ``S_dec = g / 2688`` and ``S_enc = 1 / S_dec`` (IEEE: ``1 /
+0 = inf``), the block value ``(amax / 6) / S_dec``, a clamp that keeps NaN, a
+block amax a NaN wins, and the NaN codes of torchao's bitwise cast.
+
 The e4m3fn byte is decoded here from the format's fields. Nothing is shared
 with the numpy port, :func:`fp8lab.kernels.scheme.nvfp4_quant`.
 """
@@ -32,9 +39,14 @@ import numpy.typing as npt
 
 from fp8lab.refs.float32_exact import f32, f32_div, f32_mul, fmaxf, fminf
 from fp8lab.refs.scan import ScanPolicy, scan_encode
-from fp8lab.refs.schemes import reference_encode_scale, reference_nvfp4_block_scales
+from fp8lab.refs.schemes import reference_nvfp4_block_scales, reference_nvfp4_tensor_scales
 from fp8lab.specs.formats import get_format
-from fp8lab.specs.nvfp4_rules import Nvfp4Inverse, Nvfp4ScaleRule
+from fp8lab.specs.nvfp4_rules import (
+    Nvfp4Inverse,
+    Nvfp4NanCode,
+    Nvfp4ScaleRule,
+)
+from fp8lab.specs.rule_axes import AmaxNan
 
 __all__ = ["NVFP4_NAN_CODE", "reference_nvfp4_quant"]
 
@@ -77,14 +89,21 @@ def reference_nvfp4_quant(
         amax = 0.0
         for v in block:
             amax = fmaxf(amax, abs(v))
+        if rule.amax_nan is AmaxNan.PROPAGATE and any(math.isnan(v) for v in block):
+            amax = math.nan
         amaxes.append(amax)
     scale_bytes = reference_nvfp4_block_scales(np.array(amaxes, np.float32), g, rule)
-    s_enc = reference_encode_scale(g)
-    s_dec = f32_div(1.0, s_enc)
+    s_enc, s_dec = reference_nvfp4_tensor_scales(g, rule)
+    if rule.nan_code is Nvfp4NanCode.TORCH_BITS:  # 0/0, inf/inf: x86's negative default NaN
+        for b, amax in enumerate(amaxes):
+            if math.isnan(_decode_scale(int(scale_bytes[b]))) and not math.isnan(amax):
+                scale_bytes[b] = 0xFF
     q = np.empty((len(blocks), rule.block), np.float32)
     nan = np.zeros(q.shape, bool)
+    nan_codes = np.full(q.shape, NVFP4_NAN_CODE, np.uint8)
     for b, block in enumerate(blocks):
-        d = _decode_scale(int(scale_bytes[b]))
+        byte = int(scale_bytes[b])
+        d = _decode_scale(byte)
         if rule.inverse is Nvfp4Inverse.ENCODE_QUOTIENT:
             inv = f32_div(s_enc, d)
         else:
@@ -92,6 +111,23 @@ def reference_nvfp4_quant(
         row = [f32_mul(v, inv) for v in block]
         nan[b] = [math.isnan(v) for v in row]
         q[b] = [0.0 if math.isnan(v) else v for v in row]
+        if rule.nan_code is Nvfp4NanCode.TORCH_BITS:
+            nan_codes[b] = [_torch_nan_code(v, byte, math.isnan(d)) for v in block]
     codes = scan_encode(q, get_format("e2m1fn"), _SATFINITE)
-    codes[nan] = NVFP4_NAN_CODE
+    codes[nan] = nan_codes[nan]
     return codes.reshape(m, k), scale_bytes.reshape(m, k // rule.block)
+
+
+def _torch_nan_code(v: float, byte: int, byte_nan: bool) -> int:
+    """The e2m1 code torchao gives ``v * multiplier`` were it NaN (the NaN torch forms on x86).
+
+    A NaN byte decodes to 0x7FF00000 (signed as the byte), which wins the
+    product and codes 0x4 (sign in bit 3); else a NaN ``v`` keeps its own NaN
+    (0x7FC00000: 0x3, with its sign); else the product is ``0 * inf``, the default
+    NaN 0xFFC00000, code 0xB.
+    """
+    if byte_nan:
+        return 0x4 | (0x8 if byte & 0x80 else 0)
+    if math.isnan(v):
+        return 0x3 | (0x8 if math.copysign(1.0, v) < 0 else 0)
+    return 0xB

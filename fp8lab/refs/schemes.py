@@ -9,8 +9,10 @@ and shares no code with the numpy port it checks.
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
+from functools import cache
 
 import numpy as np
 import numpy.typing as npt
@@ -18,11 +20,13 @@ import numpy.typing as npt
 from fp8lab.refs.float32_exact import f32, f32_div, f32_mul, f64_div, f64_mul, fmaxf, fminf
 from fp8lab.refs.scan import ScanPolicy, scan_encode
 from fp8lab.specs.formats import get_format
-from fp8lab.specs.nvfp4_rules import Nvfp4Order, Nvfp4ScaleRule
+from fp8lab.specs.nvfp4_rules import Nvfp4Order, Nvfp4ScaleRule, Nvfp4TensorScale
 from fp8lab.specs.scale_rules import (
     AmaxNan,
     Apply,
+    Arithmetic,
     Clamp,
+    ElementRounding,
     Granularity,
     Pow2,
     Quotient,
@@ -144,6 +148,7 @@ def reference_scheme_quant(
         raise ValueError(f"{rule.name}: x must be [M, K], got shape {x.shape}")
     elem = get_format(rule.element)
     elem_max = float(elem.max)
+    narrow = rule.arithmetic is Arithmetic.INPUT and np.asarray(x).dtype.name == "bfloat16"
     n_blocks, size = _blocks(x.shape, rule)
     flat = np.asarray(x, np.float32).reshape(n_blocks, size).tolist()
     q = np.empty((n_blocks, size), np.float32)
@@ -158,10 +163,12 @@ def reference_scheme_quant(
             q[b] = [f32_mul(v, inv) for v in block]
             continue
         s = _scale_from(amax, elem_max, rule)
+        if narrow:
+            s = _bf16(s)
         if rule.min_scale is not None:
             s = _max(s, f32(rule.min_scale), rule)
         if rule.zero_scale is not None and s == 0:  # torch.where(s == 0, eps, s)
-            s = f32(rule.zero_scale)
+            s = f32(rule.input_zero_scale if narrow else rule.zero_scale)  # type: ignore[arg-type]
         if rule.pow2 is Pow2.CEIL_BITS:
             s = _ceil_pow2_float32(s)
         scales[b] = s
@@ -172,15 +179,54 @@ def reference_scheme_quant(
         else:
             inv = f32_div(1.0, s)
             row = [f32_mul(v, inv) for v in block]
+        if narrow:
+            row = [_bf16(v) for v in row]
         if rule.signed_zero is SignedZero.PLUS_ZERO:  # -0 + 0 is +0 (IEEE 754 §6.3)
             row = [0.0 if v == 0 else v for v in row]
         q[b] = [_clamp(v, elem_max, rule.clamp) for v in row]
+    if rule.element_rounding is ElementRounding.TIES_AWAY:
+        away = _ties_away(rule.element)
+        q = np.array(
+            [[math.copysign(away.get(abs(v), abs(v)), v) for v in row] for row in q.tolist()],
+            np.float32,
+        )
     codes = scan_encode(q.reshape(x.shape), elem, _SATFINITE)
     m, k = x.shape
     shape = {Granularity.TENSOR: (1,), Granularity.ROW: (m,)}.get(
         rule.granularity, (m, k // (rule.block or 1))
     )
     return codes, scales.reshape(shape)
+
+
+def _bf16(v: float) -> float:
+    """``v`` rounded to bfloat16 (8 significant bits, float32's exponent range), to nearest even."""
+    if not math.isfinite(v) or v == 0:
+        return v
+    step = Fraction(2) ** (max(_floor_log2(abs(Fraction(v))), -126) - 7)
+    r = round(Fraction(v) / step) * step  # round() on a Fraction: ties to even
+    if abs(r) >= Fraction(2) ** 128:
+        return math.copysign(math.inf, v)
+    return math.copysign(float(r), v)  # a zero result keeps the sign of v
+
+
+@cache
+def _ties_away(element: str) -> dict[float, float]:
+    """Each midpoint between neighbouring magnitudes of ``element`` -> the larger of the two.
+
+    The last is the midpoint between the largest finite magnitude and the
+    overflow candidate, which the SATFINITE cast then saturates. Every
+    midpoint and magnitude is exact in float32 (checked), so a quotient
+    is a tie exactly when it is a key.
+    """
+    fmt = get_format(element)
+    mags = [fmt.magnitude_value(i) for i in range(fmt.max_code + 2)]
+    table = {}
+    for lo, hi in itertools.pairwise(mags):
+        mid = (lo + hi) / 2
+        if Fraction(f32(float(mid))) != mid or Fraction(f32(float(hi))) != hi:
+            raise AssertionError(f"{element}: a midpoint is not exact in float32")
+        table[float(mid)] = float(hi)
+    return table
 
 
 def _clamp(v: float, top: float, clamp: Clamp) -> float:
@@ -204,11 +250,28 @@ def reference_encode_scale(global_amax: float) -> float:
     return 1.0 if g == 0 or s_enc == 0 else s_enc
 
 
+def reference_nvfp4_tensor_scales(global_amax: float, rule: Nvfp4ScaleRule) -> tuple[float, float]:
+    """``(S_enc, S_dec)`` of the global amax under the rule's per-tensor scale, exactly.
+
+    TE (``ENCODE``): :func:`reference_encode_scale` and ``1 / S_enc``; torchao
+    (``DIVISOR``): ``S_dec = g / 2688`` and ``S_enc = 1 / S_dec`` (``1 / 0 = inf``).
+    """
+    if rule.tensor_scale is Nvfp4TensorScale.DIVISOR:
+        s_dec = f32_div(global_amax, 2688.0)
+        return f32_div(1.0, s_dec), s_dec
+    s_enc = reference_encode_scale(global_amax)
+    return s_enc, f32_div(1.0, s_enc)
+
+
 def reference_nvfp4_block_scales(
     block_amax: np.ndarray, global_amax: float, rule: Nvfp4ScaleRule
 ) -> npt.NDArray[np.uint8]:
-    """e4m3fn block-scale bytes of float32 ``block_amax`` under an NVFP4 rule, exactly."""
-    s_enc = reference_encode_scale(global_amax)
+    """e4m3fn block-scale bytes of float32 ``block_amax`` under an NVFP4 rule, exactly.
+
+    ``block_bounds`` clamps as ``torch.clamp`` does (a NaN stays NaN); a NaN
+    block scale is byte 0x7F here.
+    """
+    s_enc, s_dec = reference_nvfp4_tensor_scales(global_amax, rule)
     rcp6 = f32_div(1.0, 6.0)
     values = []
     for amax in np.asarray(block_amax, np.float32).reshape(-1).tolist():
@@ -216,8 +279,14 @@ def reference_nvfp4_block_scales(
             s = f32_mul(f32_div(amax, 6.0), s_enc)
         elif rule.order is Nvfp4Order.RECIPROCAL:
             s = f32_mul(f32_mul(amax, rcp6), s_enc)
+        elif rule.order is Nvfp4Order.DIVIDE_DECODE:
+            s = f32_div(f32_div(amax, 6.0), s_dec)
         else:
             s = f32_mul(amax, f32_mul(s_enc, rcp6))
-        values.append(fminf(s, _FLT_MAX) if rule.clamp_block else s)
+        if rule.clamp_block:
+            s = fminf(s, _FLT_MAX)
+        if rule.block_bounds is not None and not math.isnan(s):
+            s = min(max(s, rule.block_bounds[0]), rule.block_bounds[1])
+        values.append(s)
     wide = np.array(values, np.float32).reshape(np.shape(block_amax))
     return scan_encode(wide, get_format("e4m3fn"), _SATFINITE)

@@ -36,6 +36,23 @@ Every kernel casts with ``cvt.rn.satfinite.e2m1x2.f32`` (``ptx.cuh``
 ``cuda_fp4.hpp`` ``__nv_fp4x4_e2m1(float4)`` -> ``__nv_cvt_float2_to_fp4x2(...,
 cudaRoundNearest)``, the same instruction on sm_100), and a NaN becomes +6
 (0x7): ``cuda_fp4.hpp``, "NaN converts to positive FP4_MAXNORM".
+
+torchao 0.18.0 (``torchao/prototype/mx_formats/nvfp4_tensor.py``
+``per_tensor_amax_to_scale``, ``nvfp4_quantize``; reached from
+``NVFP4Tensor.to_nvfp4``) makes other choices, each a field of the rule:
+
+* a divisor per-tensor scale ``S = fl(global_amax / 2688)``, with no special
+  case for 0 or inf (:attr:`Nvfp4TensorScale.DIVISOR`); the element path's
+  ``S_enc`` is then ``fl(1 / S)``;
+* the block scale ``fl(fl(block_amax / 6) / S)`` (:attr:`Nvfp4Order.DIVIDE_DECODE`);
+* ``torch.clamp`` of it to ``[finfo(e4m3fn).tiny, 448] = [2**-6, 448]`` before the
+  e4m3 cast (``block_bounds``), so a zero block gets byte 0x08, not 0x00;
+* the element multiplier ``fl(fl(1 / S) / d)``, i.e. ``ENCODE_QUOTIENT`` with
+  that ``S_enc``;
+* a block amax by ``torch.amax``, where a NaN wins (``amax_nan``);
+* the e2m1 cast ``f32_to_f4_unpacked`` (``kernels.py``): RNE on the float32 bits
+  after ``torch.clamp(., -6, 6)``, with a NaN coded from its bits
+  (:attr:`Nvfp4NanCode.TORCH_BITS`).
 """
 
 from __future__ import annotations
@@ -44,7 +61,16 @@ import enum
 from dataclasses import dataclass
 from types import MappingProxyType
 
-__all__ = ["NVFP4_RULES", "Nvfp4Inverse", "Nvfp4Order", "Nvfp4ScaleRule"]
+from fp8lab.specs.rule_axes import AmaxNan
+
+__all__ = [
+    "NVFP4_RULES",
+    "Nvfp4Inverse",
+    "Nvfp4NanCode",
+    "Nvfp4Order",
+    "Nvfp4ScaleRule",
+    "Nvfp4TensorScale",
+]
 
 
 class Nvfp4Order(enum.Enum):
@@ -53,6 +79,36 @@ class Nvfp4Order(enum.Enum):
     DIVIDE = "divide"
     RECIPROCAL = "reciprocal"
     FUSED = "fused"
+    #: ``fl(fl(block_amax / 6) / S_dec)``: a divisor per-tensor scale divides (torchao)
+    DIVIDE_DECODE = "divide-decode"
+
+
+class Nvfp4TensorScale(enum.Enum):
+    """How the per-tensor scale comes from the global amax ``g``.
+
+    ``ENCODE``: TE's multiplier ``S_enc = fminf(2688 / g, FLT_MAX)`` (1 where
+    that or ``g`` is 0), ``S_dec = float(1.0 / S_enc)``. ``DIVISOR``: torchao's
+    ``S_dec = fl(g / 2688)``, no special case (``g = 0`` gives 0), and ``S_enc =
+    fl(1 / S_dec)`` (inf where ``S_dec`` is 0).
+    """
+
+    ENCODE = "encode"
+    DIVISOR = "divisor"
+
+
+class Nvfp4NanCode(enum.Enum):
+    """The e2m1 code of a NaN product ``x * multiplier``.
+
+    ``MAXNORM``: +6 (0x7), the PTX cast's. ``TORCH_BITS``: torchao's bitwise
+    cast on the float32 NaN as torch on x86 CPU forms it: a NaN decoded from the
+    e4m3 byte 0x7F/0xFF (``0x7FF00000``/``0xFFF00000``) codes 0x4/0xC; the
+    default NaN of an invalid operation (``0 * inf``, ``0xFFC00000``) codes 0xB,
+    and an input NaN its own sign with 0x3. A NaN the scale side makes (``0 / 0``,
+    ``inf / inf``) is the negative default NaN, so its block byte is 0xFF.
+    """
+
+    MAXNORM = "maxnorm"
+    TORCH_BITS = "torch-bits"
 
 
 class Nvfp4Inverse(enum.Enum):
@@ -81,6 +137,11 @@ class Nvfp4ScaleRule:
         element_source: where the element path was read, or None if it was not
             (then the rule models the block-scale byte only, and GQ refuses it).
         inverse: how the element multiplier is formed.
+        tensor_scale: how the per-tensor scale comes from the global amax.
+        block_bounds: ``(lo, hi)`` the block scale is clamped to before its e4m3
+            cast (NaN kept), or None (TE: the SATFINITE cast alone).
+        amax_nan: whether a NaN is skipped (``fmaxf``) or wins in the block amax.
+        nan_code: the e2m1 code of a NaN product.
     """
 
     name: str
@@ -90,11 +151,18 @@ class Nvfp4ScaleRule:
     block: int = 16
     element_source: str | None = None
     inverse: Nvfp4Inverse = Nvfp4Inverse.DECODE_PRODUCT
+    tensor_scale: Nvfp4TensorScale = Nvfp4TensorScale.ENCODE
+    block_bounds: tuple[float, float] | None = None
+    amax_nan: AmaxNan = AmaxNan.SKIP
+    nan_code: Nvfp4NanCode = Nvfp4NanCode.MAXNORM
 
 
 _TE = "TransformerEngine transformer_engine/common/cast/nvfp4/"
 _CORE = _TE + "core_nvfp4.cuh "
 _CVT = "cvt.rn.satfinite.e2m1x2.f32, NaN -> +6"
+_TORCHAO = "torchao 0.18.0 torchao/prototype/mx_formats/"
+#: torch.finfo(torch.float8_e4m3fn).tiny, torchao's E4M3_EPS: the smallest normal e4m3
+E4M3_TINY = 2.0**-6
 
 NVFP4_RULES: MappingProxyType[str, Nvfp4ScaleRule] = MappingProxyType(
     {
@@ -138,6 +206,25 @@ NVFP4_RULES: MappingProxyType[str, Nvfp4ScaleRule] = MappingProxyType(
                 "S_enc, fminf(1.0f / (float(S_dec_b_fp8) * S_dec), FLT_MAX), "
                 "mul_cvt_bf16_to_fp4_8x_round_to_nearest (" + _CVT + "); the same "
                 "element path in quantize_transpose_nvfp4.cuh (523801df7)",
+            ),
+            Nvfp4ScaleRule(
+                "torchao-0.18-nvfp4",
+                _TORCHAO + "nvfp4_tensor.py per_tensor_amax_to_scale: S = "
+                "amax.float() / (448 * 6); nvfp4_quantize (from NVFP4Tensor.to_nvfp4, "
+                "per_tensor_scale given): e4m3(torch.clamp(torch.amax(|x|) / 6 / S, "
+                "E4M3_EPS = 2**-6, 448))",
+                Nvfp4Order.DIVIDE_DECODE,
+                clamp_block=False,
+                element_source=_TORCHAO + "nvfp4_tensor.py nvfp4_quantize: x * ((1.0 / S) "
+                "/ float(block_byte)), torch.clamp(., -6, 6), kernels.py "
+                "f32_to_f4_unpacked (RNE on the float32 bits; a NaN coded from its "
+                "bits, as torch on x86 CPU forms it), pack_uint4 (even element in "
+                "the low nibble)",
+                inverse=Nvfp4Inverse.ENCODE_QUOTIENT,
+                tensor_scale=Nvfp4TensorScale.DIVISOR,
+                block_bounds=(E4M3_TINY, 448.0),
+                amax_nan=AmaxNan.PROPAGATE,
+                nan_code=Nvfp4NanCode.TORCH_BITS,
             ),
         )
     }

@@ -18,6 +18,8 @@ __all__ = [
     "Quotient",
     "SignedZero",
     "Storage",
+    "ElementRounding",
+    "Arithmetic",
 ]
 
 
@@ -130,3 +132,31 @@ class Clamp(enum.Enum):
     MAX_THEN_MIN = "max-then-min"
     TORCH = "torch"
     NONE = "none"
+
+
+class ElementRounding(enum.Enum):
+    """How a quotient between two element values is rounded by the cast.
+
+    ``RNE``: to nearest, a tie to the even code (``cvt.rn``, ``torch``'s
+    ``.to(float8_*)``, ml_dtypes). ``TIES_AWAY``: to nearest, a tie to the
+    value of larger magnitude (``round`` half away from zero, as software
+    emulations that round with ``floor(|x| + 0.5)`` do). Either saturates.
+    """
+
+    RNE = "rne"
+    TIES_AWAY = "ties-away"
+
+
+class Arithmetic(enum.Enum):
+    """The dtype the scale and the element quotient are computed in.
+
+    ``FLOAT32``: float32 whatever the input (a kernel that widens its input
+    first). ``INPUT``: the input's own dtype, as torch computes ``amax / 448``
+    and ``x / scale`` on a bfloat16 tensor: on bfloat16 input the scale and
+    each quotient are rounded to bfloat16 (float32 input is unchanged), and
+    a zero scale becomes ``input_zero_scale`` (compressed-tensors:
+    ``torch.finfo(bfloat16).eps``, 2^-7).
+    """
+
+    FLOAT32 = "float32"
+    INPUT = "input"

@@ -23,7 +23,9 @@ from types import MappingProxyType
 from fp8lab.specs.rule_axes import (
     AmaxNan,
     Apply,
+    Arithmetic,
     Clamp,
+    ElementRounding,
     Granularity,
     NanCode,
     Pow2,
@@ -44,6 +46,8 @@ __all__ = [
     "ScaleRule",
     "SignedZero",
     "Storage",
+    "ElementRounding",
+    "Arithmetic",
     "get_rule",
     "parse_rules",
     "read_rule_file",
@@ -59,8 +63,12 @@ class ScaleRule:
     ``amax = max(amax, amax_floor)``; ``amax = min(amax, scale_ub)``;
     ``s = amax (scale_from) element_max``; ``s = max(s, min_scale)`` (max and
     min as ``amax_nan`` says); ``s = zero_scale`` where ``s == 0``; ``pow2``;
-    ``q = x (apply) s``; ``signed_zero``; ``clamp``;
-    SATFINITE RNE cast to ``element``, NaN to its canonical (positive) code:
+    ``q = x (apply) s``; ``signed_zero``; ``clamp``; with ``arithmetic =
+    "input"`` on bfloat16 input, ``s`` is rounded to bfloat16 right after its
+    formula (``input_zero_scale`` then replaces a zero one) and ``q`` right
+    after ``apply``;
+    SATFINITE cast to ``element`` (RNE, or ties away as ``element_rounding``
+    says), NaN to its canonical (positive) code:
     a NaN that reaches the cast has been through float32 arithmetic, which on
     NVIDIA GPUs yields the canonical positive NaN whatever the operands' signs
     (PTX ISA, floating-point NaN results; not checked on a GPU here). ``None``
@@ -87,6 +95,10 @@ class ScaleRule:
         nan_code: which NaN codes are right.
         signed_zero: whether a -0 quotient stays -0.
         zero_scale: the value a scale of exactly 0 is replaced by, or None.
+        element_rounding: how the cast rounds a tie between two element values.
+        arithmetic: the dtype of the scale and of the element quotient.
+        input_zero_scale: with ``arithmetic = "input"``, what a zero scale
+            becomes on bfloat16 input (``zero_scale`` stays float32's).
     """
 
     name: str
@@ -109,6 +121,9 @@ class ScaleRule:
     nan_code: NanCode = NanCode.CANONICAL
     signed_zero: SignedZero = SignedZero.KEEP
     zero_scale: float | None = None
+    element_rounding: ElementRounding = ElementRounding.RNE
+    arithmetic: Arithmetic = Arithmetic.FLOAT32
+    input_zero_scale: float | None = None
 
     def __post_init__(self) -> None:
         if (self.granularity is Granularity.BLOCK) != (self.block is not None):
@@ -123,6 +138,14 @@ class ScaleRule:
             raise ValueError(f"{self.name}: an e8m0 scale is a float32 divisor")
         if byte_scale and (self.zero_scale is not None or self.signed_zero is SignedZero.PLUS_ZERO):
             raise ValueError(f"{self.name}: zero_scale and signed_zero go with a float32 scale")
+        if self.arithmetic is Arithmetic.INPUT and byte_scale:
+            raise ValueError(f"{self.name}: arithmetic = input goes with a float32 scale")
+        if (self.input_zero_scale is not None) != (
+            self.arithmetic is Arithmetic.INPUT and self.zero_scale is not None
+        ):
+            raise ValueError(
+                f"{self.name}: input_zero_scale goes with arithmetic = input and a zero_scale"
+            )
 
 
 _ENUMS: dict[str, type[enum.Enum]] = {
@@ -136,10 +159,19 @@ _ENUMS: dict[str, type[enum.Enum]] = {
     "storage": Storage,
     "nan_code": NanCode,
     "signed_zero": SignedZero,
+    "element_rounding": ElementRounding,
+    "arithmetic": Arithmetic,
 }
-_OPTIONAL = ("block", "amax_floor", "scale_ub", "min_scale", "zero_scale")  # left out: None
+_OPTIONAL = (
+    "block",
+    "amax_floor",
+    "scale_ub",
+    "min_scale",
+    "zero_scale",
+    "input_zero_scale",
+)  # left out: None
 _DEFAULTED = {f.name: f.default for f in fields(ScaleRule) if isinstance(f.default, enum.Enum)}
-_NUMBERS = ("amax_init", "amax_floor", "scale_ub", "min_scale", "zero_scale")
+_NUMBERS = ("amax_init", "amax_floor", "scale_ub", "min_scale", "zero_scale", "input_zero_scale")
 
 
 def _rule(entry: dict[str, object], where: str) -> ScaleRule:

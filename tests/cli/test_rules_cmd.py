@@ -48,6 +48,11 @@ def test_show_prints_the_rule_file(capsys: pytest.CaptureFixture[str]) -> None:
         (["show"], "one rule NAME"),
         (["list", "ocp-floor"], "takes no NAME"),
         (["list", "--scheme", "diagonal"], "unknown scheme"),
+        (["infer", "--scheme", "per-token"], "--kernel MODULE:FUNC"),
+        (["infer", "--kernel", "kern:port"], "--scheme S"),
+        (["infer", "--scheme", "nvfp4", "--kernel", "kern:port"], "varies the scale rules"),
+        (["infer", "--scheme", "diagonal", "--kernel", "kern:port"], "varies the scale rules"),
+        (["show", "rceil", "--kernel", "kern:port"], "go with rules infer"),
     ],
 )
 def test_bad_input_is_one_line(

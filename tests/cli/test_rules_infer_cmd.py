@@ -4,8 +4,8 @@ A named rule's port is recovered (exit 0), and the rule file written for it
 passes GQ on that same kernel; a kernel with one flipped code bit reproduces
 nothing (exit 1, the nearest rule named); a raising kernel is a kernel-error
 (exit 4); a kernel that leaves its rounding mode changed is still inferred, the
-change is named, and ``--strict-env`` makes that exit 1; bad input is one line
-and exit 2.
+change is named, and ``--strict-env`` makes that exit 1. Bad input (one line,
+exit 2) is in ``test_rules_cmd.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from fp8lab.cli.main import main
 from fp8lab.specs.scale_rules import RULES, read_rule_file
 from tests.meta.gates_subprocess import run_fp8lab, run_gates
 
@@ -107,21 +106,3 @@ def test_a_leaked_rounding_mode_is_named_and_fails_under_strict_env(tmp_path: Pa
     assert record["status"] == "reproduced" and record["strict_env"] is True
     assert record["nearest_named_rule"] == "vllm-per-token"
     assert "rounding toward zero" in record["fp_env_changed"]
-
-
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        (["infer", "--scheme", "per-token"], "--kernel MODULE:FUNC"),
-        (["infer", "--kernel", "kern:port"], "--scheme S"),
-        (["infer", "--scheme", "nvfp4", "--kernel", "kern:port"], "varies the scale rules"),
-        (["infer", "--scheme", "diagonal", "--kernel", "kern:port"], "varies the scale rules"),
-        (["show", "rceil", "--kernel", "kern:port"], "go with rules infer"),
-    ],
-)
-def test_bad_input_is_one_line(
-    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["rules", *argv]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and message in err, err

@@ -10,6 +10,7 @@ the reason, where Chromium is not installed; ``.ci/run`` installs Debian's
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,16 +38,24 @@ def test_the_index_page_reads_cleanly(tmp_path: Path) -> None:
     assert reader_problems(probe(page, tmp_path / "profile")) == []
 
 
-def test_a_report_reads_cleanly_with_its_figure(tmp_path: Path) -> None:
-    runs = build_results(tmp_path / "results")
-    measured = probe(runs["mutation"] / "report.html", tmp_path / "profile")
+@pytest.fixture(scope="module")
+def mutation_report_measured(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One Chromium render of a mutation report, read by the two tests below."""
+    tmp = tmp_path_factory.mktemp("mutation_report")
+    runs = build_results(tmp / "results")
+    return probe(runs["mutation"] / "report.html", tmp / "profile")
+
+
+def test_a_report_reads_cleanly_with_its_figure(mutation_report_measured: dict[str, Any]) -> None:
+    measured = mutation_report_measured
     assert measured["images"] >= 1 and reader_problems(measured) == []
 
 
-def test_a_report_opens_with_its_summary_and_folds_its_long_table(tmp_path: Path) -> None:
+def test_a_report_opens_with_its_summary_and_folds_its_long_table(
+    mutation_report_measured: dict[str, Any],
+) -> None:
     """The summary cell comes last in the notebook; the report shows it first."""
-    runs = build_results(tmp_path / "results")
-    measured = probe(runs["mutation"] / "report.html", tmp_path / "profile")
+    measured = mutation_report_measured
     assert layout_problems(measured, long_tables=True) == []
     assert measured["folds"] == 1 and measured["summary_top"] < 300
 

@@ -92,3 +92,38 @@ def test_token_needs_a_batch_dimension() -> None:
     _, per_token = _library(x, "token", x3d=True)
     assert flat.tolist() == [np.float32(100.0) / np.float32(448.0)]  # one scale for it all
     assert per_token.tolist() == (np.float32([2.0, 100.0]) / np.float32(448.0)).tolist()
+
+
+def _library_bf16(x: np.ndarray, strategy: str) -> tuple[np.ndarray, object]:
+    args = ct.QuantizationArgs(
+        num_bits=8, type="float", symmetric=True, strategy=strategy, dynamic=True
+    )
+    t = torch.from_numpy(np.ascontiguousarray(x, np.float32)).to(torch.bfloat16)
+    scale, zero_point = helpers.compute_dynamic_scales_and_zp(t, args, module=None)
+    q = forward.quantize(t, scale, zero_point, args, dtype=torch.float8_e4m3fn)
+    return q.view(torch.uint8).numpy().reshape(x.shape), scale
+
+
+def test_on_bfloat16_the_scale_and_the_quotient_are_bfloat16() -> None:
+    """``arithmetic = "input"``: a bfloat16 scale tensor, 2^-7 for a zero one, x / s rounded."""
+    import dataclasses
+
+    import ml_dtypes
+
+    from fp8lab.specs.scale_rules import Arithmetic
+
+    _, scale = _library_bf16(np.zeros((1, 4), np.float32), "tensor")
+    assert scale.dtype == torch.bfloat16 and scale.float().tolist() == [2.0**-7]
+    _, scale = _library_bf16(np.float32([[3.0, 1.0]]), "tensor")
+    assert scale.float().item() != np.float32(3.0) / np.float32(448.0)  # rounded to bfloat16
+    rule = RULES["compressed-tensors-0.20-tensor"]
+    twin = dataclasses.replace(
+        rule, name="float32-twin", arithmetic=Arithmetic.FLOAT32, input_zero_scale=None
+    )
+    x = (np.random.default_rng(11).standard_normal((8, 64)) * 5).astype(ml_dtypes.bfloat16)
+    codes, scale = _library_bf16(x.astype(np.float32), "tensor")
+    want, want_scale = reference_scheme_quant(x, rule)
+    assert np.array_equal(codes, want)
+    assert scale.float().numpy().tobytes() == want_scale.tobytes()
+    wide, _ = reference_scheme_quant(x, twin)
+    assert (wide != codes).sum() > 0  # float32 arithmetic is not what the library does

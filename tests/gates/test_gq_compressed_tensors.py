@@ -9,10 +9,11 @@ reason, without them.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.meta.gates_subprocess import run_gates
 
 pytest.importorskip("torch", reason="torch is not installed (optional: the ecosystem extra)")
 pytest.importorskip(
@@ -27,14 +28,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "compressed_tensors
 
 def _gq(scheme: str, rule: str, kernel: str) -> subprocess.CompletedProcess[str]:
     argv = ["--gate", "GQ", "--scheme", scheme, "--rule", rule, "--kernel", kernel]
-    return subprocess.run(
-        [sys.executable, "-m", "fp8lab", "gates", *argv, "--arrays", "torch"],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=EXAMPLE,
-        timeout=600,
-    )
+    return run_gates(EXAMPLE, *argv, "--arrays", "torch")
 
 
 @pytest.mark.parametrize(
@@ -43,6 +37,7 @@ def _gq(scheme: str, rule: str, kernel: str) -> subprocess.CompletedProcess[str]
         ("per-tensor", "compressed-tensors-0.20-tensor", "vllm-per-tensor", "tensor"),
         ("per-token", "compressed-tensors-0.20-token", "vllm-native-per-token", "token"),
         ("per-group", "compressed-tensors-0.20-group-128", "vllm-per-group", "group_128"),
+        ("per-token", "compressed-tensors-0.20-channel", "vllm-native-per-token", "channel"),
     ],
 )
 def test_compressed_tensors_passes_its_rule_and_fails_vllms(

@@ -8,10 +8,11 @@ command line with ``--arrays torch``. Skipped, with the reason, without them.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.meta.gates_subprocess import run_gates
 
 pytest.importorskip("torch", reason="torch is not installed (optional: the ecosystem extra)")
 pytest.importorskip("torchao", reason="torchao is not installed (optional: the ecosystem extra)")
@@ -23,14 +24,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "torchao"
 
 def _gq(scheme: str, rule: str, kernel: str) -> subprocess.CompletedProcess[str]:
     argv = ["--gate", "GQ", "--scheme", scheme, "--rule", rule, "--kernel", kernel]
-    return subprocess.run(
-        [sys.executable, "-m", "fp8lab", "gates", *argv, "--arrays", "torch"],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=EXAMPLE,
-        timeout=600,
-    )
+    return run_gates(EXAMPLE, *argv, "--arrays", "torch")
 
 
 @pytest.mark.parametrize(

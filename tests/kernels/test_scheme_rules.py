@@ -14,7 +14,7 @@ from fp8lab.populations.schemes import case_labels, scheme_population
 from fp8lab.refs.schemes import reference_nvfp4_block_scales, reference_scheme_quant
 from fp8lab.specs.formats import FORMATS
 from fp8lab.specs.nvfp4_rules import NVFP4_RULES
-from fp8lab.specs.scale_rules import RULES, Granularity, ScaleRule, get_rule
+from fp8lab.specs.scale_rules import RULES, Arithmetic, Granularity, ScaleRule, get_rule
 
 FIXED_NAMES = {
     "vllm-per-tensor",
@@ -64,9 +64,13 @@ def test_port_agrees_with_reference_on_every_case(name: str, seed: int) -> None:
 def test_bfloat16_input_widens_exactly(name: str) -> None:
     x = scheme_population(RULES[name].element, 3)[0][1].astype(ml_dtypes.bfloat16)
     codes, scales = scheme_quant(x, name)
-    ref_codes, ref_scales = reference_scheme_quant(x.astype(np.float32), RULES[name])
+    ref_codes, ref_scales = reference_scheme_quant(x, RULES[name])
     assert np.array_equal(codes, ref_codes)
     assert np.array_equal(scales.view(np.uint8), ref_scales.view(np.uint8))
+    if RULES[name].arithmetic is Arithmetic.FLOAT32:  # "input" rounds to bfloat16 on purpose
+        wide_codes, wide_scales = reference_scheme_quant(x.astype(np.float32), RULES[name])
+        assert np.array_equal(codes, wide_codes)
+        assert np.array_equal(scales.view(np.uint8), wide_scales.view(np.uint8))
 
 
 def test_ties_case_lands_on_element_ties() -> None:

@@ -28,8 +28,9 @@ PLANTED = {
     "torchao-0.18-float8-tensorwise": ("per-tensor", {"amax_floor": 1e-10}),
     "torchao-0.18-float8-rowwise": ("per-token", {"amax_nan": AmaxNan.SKIP}),
     "compressed-tensors-0.20-tensor": ("per-tensor", {"signed_zero": SignedZero.KEEP}),
-    "compressed-tensors-0.20-token": ("per-token", {"zero_scale": None}),
+    "compressed-tensors-0.20-token": ("per-token", {"zero_scale": None, "input_zero_scale": None}),
     "compressed-tensors-0.20-group-128": ("per-group", {"apply": Apply.RECIPROCAL}),
+    "compressed-tensors-0.20-channel": ("per-token", {"signed_zero": SignedZero.KEEP}),
 }
 
 

@@ -32,8 +32,10 @@ DEFECTS = {
     "torchao-0.18-float8-tensorwise": {"amax_floor": 1e-10},  # vLLM's eps for torchao's
     "torchao-0.18-float8-rowwise": {"amax_nan": AmaxNan.SKIP},  # fmaxf for torch.amax
     "compressed-tensors-0.20-tensor": {"signed_zero": SignedZero.KEEP},  # no zero point: -0 kept
-    "compressed-tensors-0.20-token": {"zero_scale": None},  # no eps: a zero row is 0 / 0
+    # no eps: a zero row is 0 / 0 (bfloat16's eps goes with it)
+    "compressed-tensors-0.20-token": {"zero_scale": None, "input_zero_scale": None},
     "compressed-tensors-0.20-group-128": {"apply": Apply.RECIPROCAL},  # x * (1/s) for x / s
+    "compressed-tensors-0.20-channel": {"signed_zero": SignedZero.KEEP},  # -0 kept
 }
 
 

@@ -55,3 +55,43 @@ def test_chunk_order_covers_every_pattern_once_nearest_the_range_first() -> None
     assert sorted(bounds) == [(lo, lo + (1 << 22)) for lo in range(0, 1 << 32, 1 << 22)]
     first = np.array([bounds[0][0]], np.uint32).view(np.float32)[0]
     assert 2.0**-10 < abs(first) < 448.0
+
+
+def test_the_compiled_sweep_finds_a_port_mutant_differing_on_one_input(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import ast
+    import copy
+
+    from fp8lab.kernels import f32tofp8_twin as twin
+    from fp8lab.mutants.runner import SOURCE_MODULES
+    from fp8lab.mutants.source import compile_module
+
+    key = "fp8lab.kernels.f32tofp8:planted:0"
+    hidden = np.array([_HIDDEN], np.uint32).view(np.float32)[0]
+    original_tree = twin.port_tree()
+    tree = copy.deepcopy(original_tree)
+    steps = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_steps")
+    steps.body[:0] = ast.parse(f"settle(flat == np.float32({float(hidden)!r}), 0x01)").body
+    original = compile_module(copy.deepcopy(original_tree), "planted_original")
+    assert twin.attach_twin(original, original_tree)
+    mutant = compile_module(copy.deepcopy(tree), "planted_mutant")
+    checker = twin.twin_checker(mutant, tree)
+    assert checker is not None
+    answers: list[int] = []
+
+    def counted(x: np.ndarray, want: np.ndarray) -> int:
+        answers.append(int(checker(x, want)))
+        return answers[-1]
+
+    build = SOURCE_MODULES["fp8lab.kernels.f32tofp8"][1]
+    sides = ({"f32tofp8": build(original)}, {"f32tofp8": build(mutant)}, counted)
+    monkeypatch.setattr(equivalence_sweep, "_sides", lambda k: sides)
+    target = equivalence_sweep._Target(key, "f32tofp8", "encoder", 1.0)
+    miss, _ = equivalence_sweep._probe(target)
+    assert miss == ""
+    examined = {key: 0}
+    found = equivalence_sweep._sweep([target], 1, None, examined)
+    assert "0x3f001235" in found[target] and "gives 0x01, original 0x30" in found[target]
+    assert any(a >= 0 for a in answers) and answers.count(-1) >= 1  # the compiled path ran
+    assert 0 < examined[key] < 1 << 32

@@ -1,0 +1,446 @@
+"""The ecosystem notebook's rows: third-party quantizers under their own rule and a spec's.
+
+:data:`ECOSYSTEM_ROWS` is data: one :class:`LibraryRow` per library quantizer
+(library, GQ scheme, kernel ``MODULE:FUNC``, the rule fp8lab names after the
+library, and the nearest spec rule of that scheme). :func:`ecosystem_row` runs
+the kernel once, isolated in a child process with torch tensors
+(:class:`~fp8lab.kernels.sources.isolated.KernelHost`), on GQ's population;
+infers the rule it follows (:func:`~fp8lab.gates.rule_inference.infer_rule`);
+gives GQ's verdict on those same outputs under the library's rule and under
+the spec rule; names the axes on which the two declarations differ
+(:func:`~fp8lab.gates.rule_candidates.differing_axes`); and counts, over a
+range of float32 amax patterns, where the two rules store different scales
+(:func:`amax_split`). A library that does not import gives a row saying
+``absent``; a rule this build does not declare, ``rule not in this build``.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fp8lab.gates.gq import GQ_RULES, GqCall, gq_calls, run_gq
+from fp8lab.gates.records import GateResult
+from fp8lab.gates.rule_candidates import differing_axes
+from fp8lab.gates.rule_inference import infer_rule, record_outputs
+from fp8lab.kernels.scheme import amax_scales
+from fp8lab.kernels.sources.isolated import KernelHost, KernelLoadError
+from fp8lab.runtime.guard import KernelFaultError
+from fp8lab.runtime.parallel import run_tasks
+from fp8lab.specs.scale_rules import RULES, Apply, Storage, get_rule
+from fp8lab.sweeps.range_run import RangeRun
+
+__all__ = [
+    "ALL_NON_NEGATIVE",
+    "ECOSYSTEM_ROWS",
+    "FULL_SPLITS",
+    "IMPORT_NAMES",
+    "AmaxSplit",
+    "LibraryRow",
+    "amax_split",
+    "axis_rows",
+    "ecosystem_row",
+    "library_version",
+    "missing_rules",
+    "smoke_rows",
+    "split_unexpected",
+    "summary",
+    "unexpected",
+]
+
+ALL_NON_NEGATIVE = 1 << 31  # float32 patterns +0 .. +NaN
+# distribution name -> the module it imports as
+IMPORT_NAMES = {"torchao": "torchao", "compressed-tensors": "compressed_tensors"}
+
+
+@dataclass(frozen=True)
+class LibraryRow:
+    """One library quantizer: what to run, on which scheme, and the two rules to hold it to."""
+
+    library: str
+    scheme: str
+    kernel: str
+    own_rule: str
+    spec_rule: str
+
+
+_TA = "fp8lab.kernels.library.torchao_float8"
+_CT = "fp8lab.kernels.library.compressed_tensors_fp8"
+_R = LibraryRow
+# fmt: off
+ECOSYSTEM_ROWS: tuple[LibraryRow, ...] = (
+    _R("torchao", "per-tensor", f"{_TA}:tensorwise", "torchao-0.18-float8-tensorwise", "vllm-per-tensor"),  # noqa: E501
+    _R("torchao", "per-token", f"{_TA}:rowwise", "torchao-0.18-float8-rowwise", "vllm-native-per-token"),  # noqa: E501
+    _R("compressed-tensors", "per-tensor", f"{_CT}:tensor", "compressed-tensors-0.20-tensor", "vllm-per-tensor"),  # noqa: E501
+    _R("compressed-tensors", "per-token", f"{_CT}:token", "compressed-tensors-0.20-token", "vllm-per-token"),  # noqa: E501
+    _R("compressed-tensors", "per-group", f"{_CT}:group_128", "compressed-tensors-0.20-group-128", "vllm-per-group"),  # noqa: E501
+    _R("compressed-tensors", "per-token", f"{_CT}:channel", "compressed-tensors-0.20-channel", "vllm-native-per-token"),  # noqa: E501
+)
+# fmt: on
+
+# (library rule, spec rule) -> (scale_differs, applied_differs, differ_nan_amax) over all 2**31
+# non-negative amax patterns: the counts a full sweep must find (docs/rules.md explains each).
+FULL_SPLITS: dict[tuple[str, str], tuple[int, int, int]] = {
+    ("torchao-0.18-float8-tensorwise", "vllm-per-tensor"): (
+        2_147_483_480,
+        1_107_855_178,
+        8_388_607,
+    ),
+    ("torchao-0.18-float8-rowwise", "vllm-native-per-token"): (
+        2_147_483_511,
+        1_297_694_881,
+        8_388_607,
+    ),
+    ("compressed-tensors-0.20-tensor", "vllm-per-tensor"): (225, 2_147_483_402, 0),
+    ("compressed-tensors-0.20-token", "vllm-per-token"): (998_244_351, 998_244_351, 8_388_607),
+    ("compressed-tensors-0.20-group-128", "vllm-per-group"): (794_552_062, 794_552_062, 8_388_607),
+    ("compressed-tensors-0.20-channel", "vllm-native-per-token"): (989_855_744, 2_147_483_511, 0),
+}
+
+
+def smoke_rows() -> tuple[LibraryRow, ...]:
+    """A smoke run's rows: the first per-token one (GQ's per-token population is the smaller)."""
+    return next(((r,) for r in ECOSYSTEM_ROWS if r.scheme == "per-token"), ECOSYSTEM_ROWS[:1])
+
+
+def library_version(library: str) -> str | None:
+    """The installed version of ``library`` (a distribution name), or None where it does not import.
+
+    Looked up without importing it (the kernels import it in their own
+    process); every library here needs torch too.
+    """
+    module = IMPORT_NAMES.get(library, library.replace("-", "_"))
+    try:
+        if any(importlib.util.find_spec(m) is None for m in ("torch", module)):
+            return None
+        return importlib.metadata.version(library)
+    except (ImportError, ValueError, importlib.metadata.PackageNotFoundError):
+        return None
+
+
+def missing_rules(row: LibraryRow) -> tuple[str, ...]:
+    """The rules ``row`` names that this build does not declare."""
+    return tuple(name for name in (row.own_rule, row.spec_rule) if name not in RULES)
+
+
+@dataclass(frozen=True)
+class AmaxSplit:
+    """Where two rules' scales differ over the amax patterns ``[start, stop)``.
+
+    ``scale_differs``: the stored scales stand for different divisors (the
+    same storage: bits differ; a multiplier ``m`` against a divisor ``d``:
+    ``m * d != 1`` exactly). ``applied_differs``: the factor applied to ``x``
+    differs (``x / d``, ``x * fl(1/d)`` or ``x * m``; a division and a
+    multiplication agree only by a power of two and its exact reciprocal), so
+    some element of a block with that amax can get another code.
+    ``*_nan_amax``: of those, the NaN patterns.
+    """
+
+    own_rule: str
+    spec_rule: str
+    start: int
+    stop: int
+    examined: int
+    scale_differs: int
+    applied_differs: int
+    differ_nan_amax: int
+    first_differ: int  # lowest pattern whose scale differs, or -1
+
+
+def _applied(rule: str, scales: np.ndarray) -> tuple[str, np.ndarray]:
+    """What ``rule`` does to ``x`` with stored ``scales``: ``("div", d)`` or ``("mul", m)``."""
+    spec = get_rule(rule)
+    if scales.dtype == np.uint8:  # e8m0: x times 2**(127 - byte)
+        return "mul", scales
+    if spec.apply is Apply.DIVIDE:
+        return "div", scales
+    if spec.apply is Apply.RECIPROCAL:
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            return "mul", np.float32(1) / scales
+    return "mul", scales
+
+
+def _stored(rule: str, scales: np.ndarray) -> tuple[bool, np.ndarray]:
+    """``(is a multiplier, scales)``: what :func:`_differs` compares."""
+    return get_rule(rule).storage is Storage.MULTIPLIER, scales
+
+
+def _differs(a: tuple[bool, np.ndarray], b: tuple[bool, np.ndarray]) -> np.ndarray:
+    """Elementwise: do the two scales stand for different divisors (or e8m0 bytes)?"""
+    (a_mul, sa), (b_mul, sb) = a, b
+    if sa.dtype != sb.dtype:
+        return np.ones(sa.shape, np.bool_)
+    if sa.dtype == np.uint8 or a_mul == b_mul:
+        word = np.dtype(f"u{sa.dtype.itemsize}")  # the stored bits, one word per scale
+        return np.asarray(sa.view(word) != sb.view(word))
+    with np.errstate(over="ignore", invalid="ignore"):
+        product = sa.astype(np.float64) * sb.astype(np.float64)  # exact: 24 + 24 bits
+    return np.asarray(product != 1.0)
+
+
+def _applied_differs(a: tuple[str, np.ndarray], b: tuple[str, np.ndarray]) -> np.ndarray:
+    """Elementwise: do the two factors of :func:`_applied` scale some ``x`` differently?"""
+    (op_a, va), (op_b, vb) = a, b
+    if va.dtype == np.uint8 or vb.dtype == np.uint8:
+        return _differs((False, va), (False, vb))
+    if op_a == op_b:
+        return _differs((False, va), (False, vb))
+    d, m = (va, vb) if op_a == "div" else (vb, va)
+    bits = d.view(np.uint32)
+    normal_pow2 = ((bits & 0x7F_FFFF) == 0) & (((bits >> 23) & 0xFF) - 1 < 254)
+    with np.errstate(over="ignore", invalid="ignore"):
+        exact = d.astype(np.float64) * m.astype(np.float64) == 1.0
+    return np.asarray(~(normal_pow2 & exact))
+
+
+def _split_chunk(own_rule: str, spec_rule: str, lo: int, hi: int) -> tuple[int, int, int, int]:
+    """One chunk's counts: ``(scale_differs, applied_differs, differ_nan_amax, first_differ)``."""
+    bits = np.arange(lo, hi, dtype=np.uint32)
+    amax = bits.view(np.float32)
+    own, spec = amax_scales(amax, own_rule), amax_scales(amax, spec_rule)
+    split = _differs(_stored(own_rule, own), _stored(spec_rule, spec))
+    moved = _applied_differs(_applied(own_rule, own), _applied(spec_rule, spec))
+    first = lo + int(np.argmax(split)) if split.any() else -1
+    return int(split.sum()), int(moved.sum()), int((split & np.isnan(amax)).sum()), first
+
+
+def amax_split(own_rule: str, spec_rule: str, run: RangeRun | None = None) -> AmaxSplit:
+    """Count the float32 amax patterns of ``run``'s range (all 2**31 by default) where scales split.
+
+    Each pattern is one block's amax (+0 up to +NaN), put through each rule's
+    scale step (:func:`fp8lab.kernels.scheme.amax_scales`, float32 input), in
+    ``run``'s chunks on its workers (default: one process per core).
+
+    Raises:
+        ValueError: for an unknown rule or a range outside ``[0, 2**31]``.
+    """
+    run = run or RangeRun()
+    start, stop = run.bounds(ALL_NON_NEGATIVE, "amax pattern range")
+    get_rule(own_rule), get_rule(spec_rule)
+    chunks = run.chunks([(start, stop)])
+    place = run.placement()
+    parts = run_tasks(
+        _split_chunk,
+        [(own_rule, spec_rule, lo, hi) for lo, hi in chunks],
+        workers=place.workers if len(chunks) > 1 else 1,  # one chunk: here
+        executor=place.executor,
+        report=run.reporter("amax split", len(chunks)),
+    )
+    firsts = [p[3] for p in parts if p[3] >= 0]
+    return AmaxSplit(
+        own_rule,
+        spec_rule,
+        start,
+        stop,
+        stop - start,
+        sum(p[0] for p in parts),
+        sum(p[1] for p in parts),
+        sum(p[2] for p in parts),
+        min(firsts) if firsts else -1,
+    )
+
+
+def _gq_on(calls: list[GqCall], outputs: list[Any], scheme: str, rule: str) -> GateResult:
+    """GQ under ``rule`` on the recorded outputs (the exact reference decides)."""
+    answers = iter(outputs)
+
+    def replay(*_args: Any) -> Any:
+        return next(answers)
+
+    return run_gq(replay, scheme=scheme, rule=rule, kernel_name="recorded", calls=calls)
+
+
+Runner = Callable[[LibraryRow, list[GqCall]], list[Any]]
+
+
+def run_isolated(row: LibraryRow, calls: list[GqCall], timeout: float = 300.0) -> list[Any]:
+    """The kernel's outputs for ``calls``, run in a child process with torch tensors on the CPU."""
+    host = KernelHost("scheme", row.kernel, scheme=row.scheme, timeout=timeout, arrays="torch")
+    with host:
+        return record_outputs(host.kernel(), calls)
+
+
+def ecosystem_row(
+    row: LibraryRow,
+    run: RangeRun | None = None,
+    *,
+    seed: int = 0,
+    runner: Runner = run_isolated,
+) -> dict[str, Any]:
+    """One table row for ``row``: versions, inferred rule, GQ under both rules, the amax split.
+
+    ``status`` is ``checked``, ``absent`` (the library does not import),
+    ``rule not in this build`` or ``kernel fault``; the columns a status
+    leaves unmeasured are None.
+    """
+    version = library_version(row.library)
+    out: dict[str, Any] = {
+        "library": row.library,
+        "version": version or "absent",
+        "scheme": row.scheme,
+        "kernel": row.kernel,
+        "own_rule": row.own_rule,
+        "spec_rule": row.spec_rule,
+        "status": "checked",
+        "reason": "",
+        "inferred": None,
+        "inferred_rule": None,
+        "own_status": None,
+        "own_calls": None,
+        "own_words": None,
+        "own_failed": None,
+        "own_mismatches": None,
+        "spec_status": None,
+        "spec_failed": None,
+        "spec_mismatches": None,
+        "differing_axes": None,
+        "amax_examined": None,
+        "amax_scale_differs": None,
+        "amax_applied_differs": None,
+        "amax_nan_differs": None,
+        "amax_first_differ": None,
+    }
+    missing = missing_rules(row)
+    if missing:
+        return {**out, "status": "rule not in this build", "reason": ", ".join(missing)}
+    own, spec = RULES[row.own_rule], RULES[row.spec_rule]
+    axes = differing_axes(own, spec)
+    split = amax_split(row.own_rule, row.spec_rule, run)
+    out |= {
+        "differing_axes": ", ".join(f"{k}: {_text(own, k)} -> {_text(spec, k)}" for k in axes),
+        "amax_examined": split.examined,
+        "amax_scale_differs": split.scale_differs,
+        "amax_applied_differs": split.applied_differs,
+        "amax_nan_differs": split.differ_nan_amax,
+        "amax_first_differ": f"{split.first_differ:#010x}" if split.first_differ >= 0 else "-",
+    }
+    if version is None:
+        return {**out, "status": "absent", "reason": f"{row.library} does not import here"}
+    calls = gq_calls(row.scheme, GQ_RULES[row.scheme][0], seed=seed)
+    try:
+        outputs = runner(row, calls)
+        found = infer_rule(row.scheme, row.kernel, calls, outputs)
+    except (KernelFaultError, KernelLoadError) as exc:
+        return {**out, "status": "kernel fault", "reason": str(getattr(exc, "reason", exc))}
+    same = found.chosen is not None and not differing_axes(found.chosen, own)
+    # the inference's own GQ check already ran the library's declaration, field for field
+    mine = found.check if same and found.check else _gq_on(calls, outputs, row.scheme, own.name)
+    theirs = _gq_on(calls, outputs, row.scheme, row.spec_rule)
+    changed = f" with {', '.join(found.differing)} changed" if found.differing else ""
+    return out | {
+        "inferred": found.status,
+        "inferred_rule": f"{found.nearest_named}{changed}",
+        "own_status": mine.status.value,
+        "own_calls": mine.assertions,
+        "own_words": mine.words,
+        "own_failed": mine.assertions_failed,
+        "own_mismatches": mine.mismatches + mine.nan_code_mismatches,
+        "spec_status": theirs.status.value,
+        "spec_failed": theirs.assertions_failed,
+        "spec_mismatches": theirs.mismatches + theirs.nan_code_mismatches,
+    }
+
+
+def split_unexpected(row: dict[str, Any]) -> list[str]:
+    """Where a row's full 2**31 amax split is not :data:`FULL_SPLITS`' count (empty: as published).
+
+    A row with no published count, or one not swept over all 2**31, has nothing to compare.
+    """
+    want = FULL_SPLITS.get((row["own_rule"], row["spec_rule"]))
+    if want is None or row["amax_examined"] != ALL_NON_NEGATIVE:
+        return []
+    got = (row["amax_scale_differs"], row["amax_applied_differs"], row["amax_nan_differs"])
+    return [] if got == want else [f"amax split {got}, published {want}"]
+
+
+def unexpected(row: dict[str, Any]) -> list[str]:
+    """What in an :func:`ecosystem_row` row is not as expected (empty: as expected).
+
+    A checked row: the inferred rule is the library's own, GQ passes it under
+    that rule and fails it under the spec rule, and the two rules differ on
+    some axis; a full 2**31 amax split finds :data:`FULL_SPLITS`' counts. A row
+    ``absent`` (its split still counted) or ``rule not in this build`` is as
+    expected; a ``kernel fault`` is not.
+    """
+    if row["status"] == "rule not in this build":
+        return []
+    if row["status"] == "absent":
+        return split_unexpected(row)
+    if row["status"] != "checked":
+        return [f"{row['status']}: {row['reason']}"]
+    wrong = split_unexpected(row)
+    if row["inferred"] != "reproduced" or row["inferred_rule"] != row["own_rule"]:
+        wrong.append(f"inferred {row['inferred_rule']} ({row['inferred']}), not {row['own_rule']}")
+    if row["own_status"] != "PASS":
+        wrong.append(f"GQ under {row['own_rule']}: {row['own_status']}")
+    if row["spec_status"] != "FAIL":
+        wrong.append(f"GQ under {row['spec_rule']}: {row['spec_status']}, expected FAIL")
+    if not row["differing_axes"]:
+        wrong.append(f"{row['own_rule']} and {row['spec_rule']} differ on no axis")
+    return wrong
+
+
+def axis_rows(table: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """One row per axis on which a row's two rules differ: axis, library's value, spec's.
+
+    Read from the rule records (rows whose rules this build lacks give none).
+    """
+    out = []
+    for r in table:
+        if missing_rules(LibraryRow(r["library"], r["scheme"], "", r["own_rule"], r["spec_rule"])):
+            continue
+        own, spec = RULES[r["own_rule"]], RULES[r["spec_rule"]]
+        out += [
+            {
+                "own_rule": own.name,
+                "spec_rule": spec.name,
+                "axis": k,
+                "own": _text(own, k),
+                "spec": _text(spec, k),
+            }
+            for k in differing_axes(own, spec)
+        ]
+    return out
+
+
+def summary(table: list[dict[str, Any]]) -> tuple[dict[str, str], dict[str, int]]:
+    """The report summary of :func:`ecosystem_row` rows: verdicts, then key numbers.
+
+    A checked row's verdict is GQ's under the library's rule, with the spec
+    rule's (an expected FAIL) beside it; an absent library or a missing rule
+    is PENDING, saying which.
+    """
+    verdicts = {}
+    for r in table:
+        name = f"{r['library']} {r['scheme']} under {r['own_rule']}"
+        if r["status"] == "checked":
+            verdicts[name] = (
+                f"{r['own_status']} (under {r['spec_rule']}: {r['spec_status']}, expected FAIL)"
+            )
+        elif r["status"] == "kernel fault":
+            verdicts[name] = f"FAIL (kernel fault: {r['reason']})"
+        else:
+            verdicts[name] = f"PENDING ({r['status']}: {r['reason']})"
+    checked = [r for r in table if r["status"] == "checked"]
+    numbers = {
+        "rows": len(table),
+        "rows checked": len(checked),
+        "rows absent": sum(r["status"] == "absent" for r in table),
+        "rows whose rule is not in this build": sum(
+            r["status"] == "rule not in this build" for r in table
+        ),
+        "GQ calls examined (all rows, own rule)": sum(r["own_calls"] for r in checked),
+        "words mismatching their own rule": sum(r["own_mismatches"] for r in checked),
+        "amax patterns swept per row": max((r["amax_examined"] or 0 for r in table), default=0),
+    }
+    return verdicts, numbers
+
+
+def _text(rule: object, key: str) -> str:
+    value = getattr(rule, key)
+    return str(getattr(value, "value", value))

@@ -1,0 +1,33 @@
+"""The ecosystem notebook's smoke run: one per-token row checked (or absent), its table filed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fp8lab.evidence.execute import NOTEBOOKS_DIR, run_notebook
+from fp8lab.studies.ecosystem import library_version, smoke_rows
+
+pytestmark = [pytest.mark.notebook, pytest.mark.slow]
+
+
+def test_ecosystem_smoke_run(tmp_path: Path) -> None:
+    done = run_notebook(NOTEBOOKS_DIR / "ecosystem.ipynb", tmp_path, {"smoke": True})
+    run = done.directory
+    assert json.loads((run / "manifest.json").read_text())["status"] == "complete"
+    (row,) = json.loads((run / "tables" / "ecosystem.json").read_text())
+    (first,) = smoke_rows()
+    assert (row["kernel"], row["own_rule"], row["spec_rule"]) == (
+        first.kernel,
+        first.own_rule,
+        first.spec_rule,
+    )
+    assert row["amax_examined"] == 1 << 16
+    if library_version(first.library) is None:
+        assert row["status"] == "absent"
+    else:
+        assert row["status"] == "checked"
+        assert (row["own_status"], row["spec_status"]) == ("PASS", "FAIL")
+        assert row["own_mismatches"] == 0 < row["spec_mismatches"]
