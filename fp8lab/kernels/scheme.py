@@ -32,6 +32,10 @@ from fp8lab.specs.scale_rules import (
     Apply,
     Arithmetic,
     Clamp,
+    E8m0Exponent,
+    E8m0Inf,
+    E8m0NanBlock,
+    E8m0Zero,
     ElementRounding,
     Granularity,
     Pow2,
@@ -107,7 +111,15 @@ def _e8m0(amax: npt.NDArray[np.float32], rule: ScaleRule, top: np.float32) -> np
         exp = ((bits >> 23) & 0xFF).astype(np.int32)
         mant = bits & 0x7F_FFFF
         byte = exp + np.where(exp == 0, mant > 0x40_0000, mant != 0)
+        if rule.e8m0_exponent is E8m0Exponent.LOG2_FLOAT32:  # torch.ceil(torch.log2(d))
+            lg = np.log2(d.astype(np.float64)).astype(_F32)
+            byte = np.clip(np.nan_to_num(np.ceil(lg), nan=0.0), -127, 127).astype(np.int32) + 127
         amax = d
+    if rule.e8m0_inf is E8m0Inf.EXPONENT_BITS:  # field 255 read like any other
+        return np.where(np.isnan(amax), 255, byte).astype(np.uint8)
+    if rule.e8m0_inf is E8m0Inf.MAX_BYTE:
+        byte = np.where(np.isinf(amax), 254, byte)
+        return np.where(np.isnan(amax), 255, byte).astype(np.uint8)
     return np.where(np.isfinite(amax), byte, 255).astype(np.uint8)
 
 
@@ -196,7 +208,14 @@ def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.u
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         scales = _scales_of(_amax(blocks, spec), spec, top, narrow)
         if spec.pow2 in (Pow2.OCP_FLOOR, Pow2.RCEIL):
-            q = blocks * _e8m0_reciprocal(scales)[:, None]
+            inv = _e8m0_reciprocal(scales)
+            if spec.e8m0_zero is E8m0Zero.MIN_NORMAL:
+                inv = np.where(scales == 0, _F32(2.0**126), inv)
+            elif spec.e8m0_zero is E8m0Zero.ONE:
+                inv = np.where(scales == 0, _F32(1), inv)
+            q = blocks * inv[:, None]
+            if spec.e8m0_nan_block is E8m0NanBlock.FINITE_TO_ZERO:
+                q = np.where((scales == 255)[:, None], blocks / _F32(np.inf), q)
         else:
             col = scales[:, None]
             if spec.apply is Apply.DIVIDE:

@@ -9,6 +9,7 @@ and shares no code with the numpy port it checks.
 
 from __future__ import annotations
 
+import decimal
 import itertools
 import math
 from fractions import Fraction
@@ -26,6 +27,10 @@ from fp8lab.specs.scale_rules import (
     Apply,
     Arithmetic,
     Clamp,
+    E8m0Exponent,
+    E8m0Inf,
+    E8m0NanBlock,
+    E8m0Zero,
     ElementRounding,
     Granularity,
     Pow2,
@@ -94,17 +99,67 @@ def _e8m0_byte(amax: float, rule: ScaleRule, elem_max: float) -> int:
     """OCP MX FLOOR or RCEIL scale byte (bias 127; 0xFF NaN for a non-finite input)."""
     elem = get_format(rule.element)
     if rule.pow2 is Pow2.OCP_FLOOR:
-        if not math.isfinite(amax):
+        if math.isnan(amax) or (math.isinf(amax) and rule.e8m0_inf is E8m0Inf.NAN_BYTE):
             return _E8M0_NAN
-        # A zero (or float32-subnormal) amax reads exponent field 0, i.e. -127 (torchao FLOOR).
-        e = _floor_log2(Fraction(amax)) if amax >= 2.0**-126 else -127
+        if math.isinf(amax) and rule.e8m0_inf is E8m0Inf.MAX_BYTE:
+            return _E8M0_NAN - 1
+        # A zero (or float32-subnormal) amax reads exponent field 0, i.e. -127 (torchao FLOOR);
+        # an infinite one reads field 255, i.e. 128.
+        if math.isinf(amax):
+            e = 128
+        else:
+            e = _floor_log2(Fraction(amax)) if amax >= 2.0**-126 else -127
         return min(max(e - (elem.maxexp - 1), -127), 128) + 127
     d = _scale_from(amax, elem_max, rule)
+    if math.isinf(d) and rule.e8m0_inf is E8m0Inf.MAX_BYTE:
+        return _E8M0_NAN - 1
     if not math.isfinite(d):
         return _E8M0_NAN
+    if rule.e8m0_exponent is E8m0Exponent.LOG2_FLOAT32:
+        if d == 0:  # log2(0) = -inf, clamped
+            return 0
+        return min(max(_ceil_log2_float32(Fraction(d)), -127), 127) + 127
     if d <= 2.0**-127:
         return 0
     return _ceil_log2(Fraction(d)) + 127
+
+
+def _ceil_log2_float32(v: Fraction) -> int:
+    """``ceil(float32(log2(v)))`` for v > 0, ``log2`` rounded to nearest float32.
+
+    With ``2**k < v < 2**(k+1)``, ``log2(v) = k + t`` (0 < t < 1) rounds to ``k``
+    exactly when ``t`` is under half the float32 spacing next to ``k`` on the
+    side of ``k + t`` (towards zero for a negative ``k``); else the ceiling is
+    ``k + 1``. ``t`` is irrational, so no tie; 60 digits decide it.
+    """
+    k = _floor_log2(v)
+    if Fraction(2) ** k == v:
+        return k
+    if k == 0:
+        return 1
+    e = _floor_log2(Fraction(abs(k)))
+    if k < 0 and abs(k) == 2**e:
+        e -= 1  # the spacing just below a power of two is half
+    half = Fraction(2) ** (e - 24)
+    with decimal.localcontext() as ctx:
+        ctx.prec = 60
+        r = decimal.Decimal(v.numerator) / decimal.Decimal(v.denominator)
+        t = r.ln() / decimal.Decimal(2).ln() - k
+    return k if Fraction(t) < half else k + 1
+
+
+def _e8m0_elements(block: list[float], byte: int, rule: ScaleRule) -> list[float]:
+    """The block's elements over its e8m0 scale, before the cast (bytes 0 and 0xFF per the rule)."""
+    if byte == _E8M0_NAN:
+        if rule.e8m0_nan_block is E8m0NanBlock.FINITE_TO_ZERO:  # v / +inf
+            return [math.copysign(0.0, v) if math.isfinite(v) else math.nan for v in block]
+        return [math.nan] * len(block)
+    inv = Fraction(2) ** (127 - byte)
+    if byte == 0 and rule.e8m0_zero is E8m0Zero.MIN_NORMAL:
+        inv = Fraction(2) ** 126  # v / 2**-126
+    elif byte == 0 and rule.e8m0_zero is E8m0Zero.ONE:
+        inv = Fraction(1)
+    return [f32_mul(v, float(inv)) for v in block]
 
 
 def _scale_from(amax: float, elem_max: float, rule: ScaleRule) -> float:
@@ -159,8 +214,7 @@ def reference_scheme_quant(
         if byte_scale:
             byte = _e8m0_byte(amax, rule, elem_max)
             scales[b] = byte
-            inv = math.nan if byte == _E8M0_NAN else float(Fraction(2) ** (127 - byte))
-            q[b] = [f32_mul(v, inv) for v in block]
+            q[b] = _e8m0_elements(block, byte, rule)
             continue
         s = _scale_from(amax, elem_max, rule)
         if narrow:

@@ -20,6 +20,10 @@ __all__ = [
     "Storage",
     "ElementRounding",
     "Arithmetic",
+    "E8m0Zero",
+    "E8m0Inf",
+    "E8m0NanBlock",
+    "E8m0Exponent",
 ]
 
 
@@ -160,3 +164,57 @@ class Arithmetic(enum.Enum):
 
     FLOAT32 = "float32"
     INPUT = "input"
+
+
+class E8m0Zero(enum.Enum):
+    """What an e8m0 scale byte of 0 does to its block's elements.
+
+    ``OCP``: byte 0 is 2^-127, so the elements are multiplied by 2^127.
+    ``MIN_NORMAL``: the byte's float32 divisor (its bits, 0.0) is raised to
+    float32's least normal 2^-126 and the elements divided by it (torchao
+    FLOOR). ``ONE``: the elements are multiplied by 1 (torchao RCEIL).
+    """
+
+    OCP = "ocp"
+    MIN_NORMAL = "min-normal"
+    ONE = "one"
+
+
+class E8m0Inf(enum.Enum):
+    """The e8m0 scale byte of a block whose amax is infinite.
+
+    ``NAN_BYTE``: 0xFF, the NaN scale (the block's elements follow
+    ``e8m0_nan_block``). ``MAX_BYTE``: 0xFE, 2^127 (torchao RCEIL).
+    ``EXPONENT_BITS``: the amax's exponent field read as 2^128 like any
+    other, less the element's emax and clamped (0xF7 for e4m3; torchao FLOOR;
+    an OCP_FLOOR rule only).
+    """
+
+    NAN_BYTE = "nan-byte"
+    MAX_BYTE = "max-byte"
+    EXPONENT_BITS = "exponent-bits"
+
+
+class E8m0NanBlock(enum.Enum):
+    """The elements of a block whose e8m0 scale byte is 0xFF (NaN).
+
+    ``ALL_NAN``: every element is NaN. ``FINITE_TO_ZERO``: the elements are
+    divided by the byte's float32 bits, +inf: a finite element becomes a zero
+    of its sign, and an inf or NaN element NaN (torchao FLOOR).
+    """
+
+    ALL_NAN = "all-nan"
+    FINITE_TO_ZERO = "finite-to-zero"
+
+
+class E8m0Exponent(enum.Enum):
+    """How an RCEIL rule rounds the scale up to a power of two.
+
+    ``BITS``: exactly, from the float32 bits (up unless the mantissa is 0).
+    ``LOG2_FLOAT32``: ``ceil(log2(s))`` with ``log2`` rounded to float32 first
+    (to nearest), so a scale just above ``2**k`` whose ``log2`` rounds to ``k``
+    gets ``2**k`` (torchao RCEIL's eager ``torch.ceil(torch.log2(descale))``).
+    """
+
+    BITS = "bits"
+    LOG2_FLOAT32 = "log2-float32"

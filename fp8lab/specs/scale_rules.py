@@ -25,6 +25,10 @@ from fp8lab.specs.rule_axes import (
     Apply,
     Arithmetic,
     Clamp,
+    E8m0Exponent,
+    E8m0Inf,
+    E8m0NanBlock,
+    E8m0Zero,
     ElementRounding,
     Granularity,
     NanCode,
@@ -48,6 +52,10 @@ __all__ = [
     "Storage",
     "ElementRounding",
     "Arithmetic",
+    "E8m0Zero",
+    "E8m0Inf",
+    "E8m0NanBlock",
+    "E8m0Exponent",
     "get_rule",
     "parse_rules",
     "read_rule_file",
@@ -99,6 +107,10 @@ class ScaleRule:
         arithmetic: the dtype of the scale and of the element quotient.
         input_zero_scale: with ``arithmetic = "input"``, what a zero scale
             becomes on bfloat16 input (``zero_scale`` stays float32's).
+        e8m0_zero: what an e8m0 scale byte of 0 does to the elements.
+        e8m0_inf: the e8m0 scale byte of an infinite amax.
+        e8m0_nan_block: the elements of a block whose e8m0 byte is 0xFF.
+        e8m0_exponent: how an RCEIL rule rounds its scale up to a power of two.
     """
 
     name: str
@@ -124,6 +136,10 @@ class ScaleRule:
     element_rounding: ElementRounding = ElementRounding.RNE
     arithmetic: Arithmetic = Arithmetic.FLOAT32
     input_zero_scale: float | None = None
+    e8m0_zero: E8m0Zero = E8m0Zero.OCP
+    e8m0_inf: E8m0Inf = E8m0Inf.NAN_BYTE
+    e8m0_nan_block: E8m0NanBlock = E8m0NanBlock.ALL_NAN
+    e8m0_exponent: E8m0Exponent = E8m0Exponent.BITS
 
     def __post_init__(self) -> None:
         if (self.granularity is Granularity.BLOCK) != (self.block is not None):
@@ -138,6 +154,13 @@ class ScaleRule:
             raise ValueError(f"{self.name}: an e8m0 scale is a float32 divisor")
         if byte_scale and (self.zero_scale is not None or self.signed_zero is SignedZero.PLUS_ZERO):
             raise ValueError(f"{self.name}: zero_scale and signed_zero go with a float32 scale")
+        e8m0_default = (E8m0Zero.OCP, E8m0Inf.NAN_BYTE, E8m0NanBlock.ALL_NAN)
+        if not byte_scale and (self.e8m0_zero, self.e8m0_inf, self.e8m0_nan_block) != e8m0_default:
+            raise ValueError(f"{self.name}: the e8m0_* choices go with an e8m0 scale")
+        if self.e8m0_exponent is not E8m0Exponent.BITS and self.pow2 is not Pow2.RCEIL:
+            raise ValueError(f"{self.name}: e8m0_exponent goes with pow2 = rceil")
+        if self.e8m0_inf is E8m0Inf.EXPONENT_BITS and self.pow2 is not Pow2.OCP_FLOOR:
+            raise ValueError(f"{self.name}: e8m0_inf = exponent-bits goes with pow2 = ocp-floor")
         if self.arithmetic is Arithmetic.INPUT and byte_scale:
             raise ValueError(f"{self.name}: arithmetic = input goes with a float32 scale")
         if (self.input_zero_scale is not None) != (
@@ -161,6 +184,10 @@ _ENUMS: dict[str, type[enum.Enum]] = {
     "signed_zero": SignedZero,
     "element_rounding": ElementRounding,
     "arithmetic": Arithmetic,
+    "e8m0_zero": E8m0Zero,
+    "e8m0_inf": E8m0Inf,
+    "e8m0_nan_block": E8m0NanBlock,
+    "e8m0_exponent": E8m0Exponent,
 }
 _OPTIONAL = (
     "block",
