@@ -9,6 +9,10 @@ scale byte is 0, an inf amax and, for FLOOR, a NaN block):
         --kernel torchao_mxfp8:floor --arrays torch      # FAIL
     fp8lab gates --gate GQ --scheme mxfp8 --rule rceil \
         --kernel torchao_mxfp8:rceil --arrays torch      # FAIL
+
+The rules ``torchao-0.18-mxfp8-floor`` and ``torchao-0.18-mxfp8-rceil`` name
+those choices (``e8m0_zero``, ``e8m0_inf``, ``e8m0_nan_block``,
+``e8m0_exponent``), and each mode PASSes GQ under its own.
 """
 
 import torch

@@ -3,8 +3,10 @@
 Neither mode follows the rule it is closest to: torchao FLOOR departs from
 ``ocp-floor`` and torchao RCEIL from ``rceil`` only in the special-value
 families (a block whose scale byte is 0, an inf amax and, for FLOOR, a NaN
-block), while every ordinary case agrees bit for bit. These tests pin that
-record, so a rule that names torchao's choices can be checked against it.
+block; for RCEIL also the float32 ``log2`` of a scale just above a power of
+two), while every ordinary case agrees bit for bit. These tests pin that
+record, and that each mode passes the rule naming its choices
+(``torchao-0.18-mxfp8-floor``, ``torchao-0.18-mxfp8-rceil``).
 Skipped, with the reason, without torch and torchao.
 """
 
@@ -25,7 +27,7 @@ pytestmark = pytest.mark.process
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "torchao"
 
 
-def _gq(rule: str, kernel: str, out: Path) -> dict[str, object]:
+def _gq(rule: str, kernel: str, out: Path, status: str = "FAIL") -> dict[str, object]:
     argv = ["--gate", "GQ", "--scheme", "mxfp8", "--rule", rule, "--kernel", kernel]
     done = subprocess.run(
         [sys.executable, "-m", "fp8lab", "gates", *argv, "--arrays", "torch", "--json", str(out)],
@@ -35,7 +37,8 @@ def _gq(rule: str, kernel: str, out: Path) -> dict[str, object]:
         cwd=EXAMPLE,
         timeout=600,
     )
-    assert done.returncode == 1 and "FAIL" in done.stdout, done.stdout + done.stderr
+    code = 1 if status == "FAIL" else 0
+    assert done.returncode == code and status in done.stdout, done.stdout + done.stderr
     records = json.loads(out.read_text())
     assert isinstance(records, list) and len(records) == 1
     record: dict[str, object] = records[0]
@@ -62,3 +65,10 @@ def test_torchao_mxfp8_departs_only_in_special_values(
     assert isinstance(by_class, dict)
     for name in ("random", "ties", "near-ties", "at-max", "negative", "zero", "amax-last"):
         assert by_class[name] == 0, (name, by_class)
+
+
+@pytest.mark.parametrize("kernel", ["floor", "rceil"])
+def test_torchao_mxfp8_passes_its_own_rule(kernel: str, tmp_path: Path) -> None:
+    rule = f"torchao-0.18-mxfp8-{kernel}"
+    record = _gq(rule, f"torchao_mxfp8:{kernel}", tmp_path / "gq.json", status="PASS")
+    assert record["status"] == "PASS" and record["mismatches"] == 0
