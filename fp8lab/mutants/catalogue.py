@@ -150,6 +150,18 @@ CATALOGUE: tuple[MutantSpec, ...] = (
         "divisor_for_multiplier",
     ),
     MutantSpec(
+        "Q13", "e8m0 byte 0 as 2**127, not 2**-126", "decoding", KNOWN, "scheme", "e8m0_zero_as_ocp"
+    ),
+    MutantSpec("Q14", "inf amax as the NaN e8m0 byte", "nan", KNOWN, "scheme", "e8m0_inf_as_nan"),
+    MutantSpec(
+        "Q15",
+        "NaN e8m0 block all NaN, finite elements not zeroed",
+        "decoding",
+        KNOWN,
+        "scheme",
+        "e8m0_nan_block_all_nan",
+    ),
+    MutantSpec(
         "Q20",
         "element ties rounded away from zero, not to even",
         "rounding",

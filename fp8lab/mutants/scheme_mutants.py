@@ -305,6 +305,40 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
             ),
         ),
     ),
+    # An e8m0 byte of 0 multiplying by 2**127 where torchao FLOOR's 2**-126 divisor is declared.
+    "e8m0_zero_as_ocp": SchemeMutant(
+        (("mxfp8", "torchao-0.18-mxfp8-floor"),),
+        (
+            (
+                "            if spec.e8m0_zero is E8m0Zero.MIN_NORMAL:\n",
+                "            if False:  # byte 0 as OCP's 2**127 whatever the rule says\n",
+            ),
+        ),
+    ),
+    # An infinite amax given the NaN byte where its exponent bits (0xF7) are declared.
+    "e8m0_inf_as_nan": SchemeMutant(
+        (("mxfp8", "torchao-0.18-mxfp8-floor"), ("mxfp8", "torchao-0.18-mxfp8-rceil")),
+        (
+            (
+                "    if rule.e8m0_inf is E8m0Inf.EXPONENT_BITS:  # field 255 read like any other\n",
+                "    if False:  # an inf amax is the NaN byte whatever the rule says\n",
+            ),
+            (
+                "    if rule.e8m0_inf is E8m0Inf.MAX_BYTE:\n",
+                "    if False:  # likewise\n",
+            ),
+        ),
+    ),
+    # A NaN block made all NaN where its finite elements are declared to become zeros.
+    "e8m0_nan_block_all_nan": SchemeMutant(
+        (("mxfp8", "torchao-0.18-mxfp8-floor"),),
+        (
+            (
+                "            if spec.e8m0_nan_block is E8m0NanBlock.FINITE_TO_ZERO:\n",
+                "            if False:  # a NaN block all NaN whatever the rule says\n",
+            ),
+        ),
+    ),
     **NVFP4_MUTANTS,
 }
 

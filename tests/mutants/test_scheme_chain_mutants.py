@@ -46,9 +46,10 @@ def judged() -> dict[str, MutantResult]:
 def test_the_catalogue_names_every_builder_once() -> None:
     scheme = sorted(m.build for m in NEW if m.target == "scheme")
     chain = sorted(m.build for m in NEW if m.target == "chain")
-    # the scale-rule bug classes: 11 classes, e8m0 x2 (Q01-Q12), element ties (Q20),
+    # the scale-rule bug classes: 11 classes, e8m0 x2 (Q01-Q12), torchao's e8m0
+    # special values (Q13-Q15), element ties (Q20),
     # element arithmetic dtype (Q21); nvfp4's 14 (N01-N14)
-    assert scheme == sorted(SCHEME_MUTANTS) and len(scheme) == 28
+    assert scheme == sorted(SCHEME_MUTANTS) and len(scheme) == 31
     assert chain == sorted(CHAIN_MUTANTS) and len(chain) == 6  # the fused-chain bug classes: 6
 
 
@@ -87,6 +88,9 @@ def test_the_published_margins(judged: dict[str, MutantResult]) -> None:
         "Q10": (12, 254),
         "Q11": (17, 254),
         "Q12": (202, 226),
+        "Q13": (4, 28),
+        "Q14": (4, 56),
+        "Q15": (4, 28),
         "Q20": (13, 28),
         "Q21": (9, 28),
         "N01": (117, 396),
