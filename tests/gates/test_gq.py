@@ -26,6 +26,8 @@ SCHEME_OF = {
     "vllm-per-group-ue8m0": "per-group",
     "ocp-floor": "mxfp8",
     "rceil": "mxfp8",
+    "torchao-0.18-mxfp8-floor": "mxfp8",
+    "torchao-0.18-mxfp8-rceil": "mxfp8",
     "torchao-0.18-float8-tensorwise": "per-tensor",
     "torchao-0.18-float8-rowwise": "per-token",
     "compressed-tensors-0.20-tensor": "per-tensor",
@@ -131,7 +133,12 @@ def test_the_command_runs_every_port_or_the_ones_named(
     out = capsys.readouterr().out
     assert "GQ rceil: scheme mxfp8, rule rceil" in out
     assert main(["gates", "--gate", "GQ", "--scheme", "mxfp8", "--json", str(tmp_path / "m")]) == 0
-    assert [r["rule"] for r in json.loads((tmp_path / "m").read_text())] == ["ocp-floor", "rceil"]
+    assert [r["rule"] for r in json.loads((tmp_path / "m").read_text())] == [
+        "ocp-floor",
+        "rceil",
+        "torchao-0.18-mxfp8-floor",
+        "torchao-0.18-mxfp8-rceil",
+    ]
     assert main(["gates", "--gate", "GQ", "--rule", "vllm-per-token", "--json", "-"]) == 0
     out = capsys.readouterr().out
     assert [r["scheme"] for r in json.loads(out[out.index("[") :])] == ["per-token"]
