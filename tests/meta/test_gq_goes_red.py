@@ -14,7 +14,16 @@ from fp8lab.gates import GateStatus, run_gq
 from fp8lab.gates.gq import _verdict, gq_calls
 from fp8lab.kernels.scheme import scheme_quant
 from fp8lab.specs.nvfp4_rules import NVFP4_RULES, Nvfp4Order
-from fp8lab.specs.scale_rules import RULES, AmaxNan, Apply, Clamp, Pow2, SignedZero
+from fp8lab.specs.scale_rules import (
+    RULES,
+    AmaxNan,
+    Apply,
+    Clamp,
+    E8m0Inf,
+    E8m0Zero,
+    Pow2,
+    SignedZero,
+)
 
 # rule -> (scheme, planted defect): one scale-rule bug class each
 PLANTED = {
@@ -25,6 +34,8 @@ PLANTED = {
     "vllm-per-group-ue8m0": ("per-group", {"pow2": Pow2.NONE}),
     "ocp-floor": ("mxfp8", {"pow2": Pow2.RCEIL, "scale_from": Apply.RECIPROCAL}),
     "rceil": ("mxfp8", {"pow2": Pow2.OCP_FLOOR}),
+    "torchao-0.18-mxfp8-floor": ("mxfp8", {"e8m0_zero": E8m0Zero.OCP}),
+    "torchao-0.18-mxfp8-rceil": ("mxfp8", {"e8m0_inf": E8m0Inf.NAN_BYTE}),
     "torchao-0.18-float8-tensorwise": ("per-tensor", {"amax_floor": 1e-10}),
     "torchao-0.18-float8-rowwise": ("per-token", {"amax_nan": AmaxNan.SKIP}),
     "compressed-tensors-0.20-tensor": ("per-tensor", {"signed_zero": SignedZero.KEEP}),

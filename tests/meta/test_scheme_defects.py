@@ -18,7 +18,16 @@ from fp8lab.kernels.scheme import nvfp4_block_scales, scheme_quant
 from fp8lab.populations.schemes import scheme_population
 from fp8lab.refs.schemes import reference_nvfp4_block_scales, reference_scheme_quant
 from fp8lab.specs.nvfp4_rules import NVFP4_RULES
-from fp8lab.specs.scale_rules import RULES, AmaxNan, Apply, Clamp, Pow2, SignedZero
+from fp8lab.specs.scale_rules import (
+    RULES,
+    AmaxNan,
+    Apply,
+    Clamp,
+    E8m0Inf,
+    E8m0Zero,
+    Pow2,
+    SignedZero,
+)
 from fp8lab.sweeps.range_run import RangeRun
 
 DEFECTS = {
@@ -29,6 +38,8 @@ DEFECTS = {
     "vllm-per-group-ue8m0": {"pow2": Pow2.NONE},  # UE8M0 rounding dropped
     "ocp-floor": {"pow2": Pow2.RCEIL, "scale_from": Apply.RECIPROCAL},  # FLOOR vs RCEIL
     "rceil": {"pow2": Pow2.OCP_FLOOR},  # RCEIL vs FLOOR
+    "torchao-0.18-mxfp8-floor": {"e8m0_zero": E8m0Zero.OCP},  # byte 0 as 2**127
+    "torchao-0.18-mxfp8-rceil": {"e8m0_inf": E8m0Inf.NAN_BYTE},  # inf amax as 0xFF
     "torchao-0.18-float8-tensorwise": {"amax_floor": 1e-10},  # vLLM's eps for torchao's
     "torchao-0.18-float8-rowwise": {"amax_nan": AmaxNan.SKIP},  # fmaxf for torch.amax
     "compressed-tensors-0.20-tensor": {"signed_zero": SignedZero.KEEP},  # no zero point: -0 kept
