@@ -13,23 +13,11 @@ scale byte is 0, an inf amax and, for FLOOR, a NaN block):
 The rules ``torchao-0.18-mxfp8-floor`` and ``torchao-0.18-mxfp8-rceil`` name
 those choices (``e8m0_zero``, ``e8m0_inf``, ``e8m0_nan_block``,
 ``e8m0_exponent``), and each mode PASSes GQ under its own.
+
+The kernels live in the package (:mod:`fp8lab.kernels.library.torchao_mxfp8`);
+this file names them here, so ``--kernel torchao_mxfp8:floor`` works from this folder.
 """
 
-import torch
-from torchao.prototype.mx_formats.config import ScaleCalculationMode
-from torchao.prototype.mx_formats.mx_tensor import to_mx
+from fp8lab.kernels.library.torchao_mxfp8 import floor, rceil
 
-
-def _run(x: torch.Tensor, mode: ScaleCalculationMode) -> tuple[torch.Tensor, torch.Tensor]:
-    scale, codes = to_mx(x.contiguous(), torch.float8_e4m3fn, 32, scaling_mode=mode)
-    return codes, scale.view(torch.uint8)
-
-
-def floor(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """FLOOR mode of torchao (exponent bits of amax, less emax of e4m3)."""
-    return _run(x, ScaleCalculationMode.FLOOR)
-
-
-def rceil(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """RCEIL mode of torchao (ceil(log2(amax / 448)) in float32)."""
-    return _run(x, ScaleCalculationMode.RCEIL)
+__all__ = ["floor", "rceil"]

@@ -32,7 +32,15 @@ from fp8lab.kernels.scheme import amax_scales
 from fp8lab.kernels.sources.isolated import KernelHost, KernelLoadError
 from fp8lab.runtime.guard import KernelFaultError
 from fp8lab.runtime.parallel import run_tasks
-from fp8lab.specs.scale_rules import RULES, Apply, Storage, get_rule
+from fp8lab.specs.scale_rules import (
+    RULES,
+    Apply,
+    E8m0NanBlock,
+    E8m0Zero,
+    ScaleRule,
+    Storage,
+    get_rule,
+)
 from fp8lab.sweeps.range_run import RangeRun
 
 __all__ = [
@@ -71,6 +79,7 @@ class LibraryRow:
 
 _TA = "fp8lab.kernels.library.torchao_float8"
 _CT = "fp8lab.kernels.library.compressed_tensors_fp8"
+_MX = "fp8lab.kernels.library.torchao_mxfp8"
 _R = LibraryRow
 # fmt: off
 ECOSYSTEM_ROWS: tuple[LibraryRow, ...] = (
@@ -80,6 +89,8 @@ ECOSYSTEM_ROWS: tuple[LibraryRow, ...] = (
     _R("compressed-tensors", "per-token", f"{_CT}:token", "compressed-tensors-0.20-token", "vllm-per-token"),  # noqa: E501
     _R("compressed-tensors", "per-group", f"{_CT}:group_128", "compressed-tensors-0.20-group-128", "vllm-per-group"),  # noqa: E501
     _R("compressed-tensors", "per-token", f"{_CT}:channel", "compressed-tensors-0.20-channel", "vllm-native-per-token"),  # noqa: E501
+    _R("torchao", "mxfp8", f"{_MX}:floor", "torchao-0.18-mxfp8-floor", "ocp-floor"),
+    _R("torchao", "mxfp8", f"{_MX}:rceil", "torchao-0.18-mxfp8-rceil", "rceil"),
 )
 # fmt: on
 
@@ -100,6 +111,8 @@ FULL_SPLITS: dict[tuple[str, str], tuple[int, int, int]] = {
     ("compressed-tensors-0.20-token", "vllm-per-token"): (998_244_351, 998_244_351, 8_388_607),
     ("compressed-tensors-0.20-group-128", "vllm-per-group"): (794_552_062, 794_552_062, 8_388_607),
     ("compressed-tensors-0.20-channel", "vllm-native-per-token"): (989_855_744, 2_147_483_511, 0),
+    ("torchao-0.18-mxfp8-floor", "ocp-floor"): (1, 83_886_080, 0),
+    ("torchao-0.18-mxfp8-rceil", "rceil"): (6_290, 73_406_612, 0),
 }
 
 
@@ -155,14 +168,29 @@ class AmaxSplit:
 def _applied(rule: str, scales: np.ndarray) -> tuple[str, np.ndarray]:
     """What ``rule`` does to ``x`` with stored ``scales``: ``("div", d)`` or ``("mul", m)``."""
     spec = get_rule(rule)
-    if scales.dtype == np.uint8:  # e8m0: x times 2**(127 - byte)
-        return "mul", scales
+    if scales.dtype == np.uint8:  # e8m0: x times 2**(127 - byte), bytes 0 and 255 by the rule
+        return "mul", _e8m0_factor(spec, scales)
     if spec.apply is Apply.DIVIDE:
         return "div", scales
     if spec.apply is Apply.RECIPROCAL:
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             return "mul", np.float32(1) / scales
     return "mul", scales
+
+
+def _e8m0_factor(spec: ScaleRule, byte: np.ndarray) -> np.ndarray:
+    """The float64 factor an e8m0 byte applies to a finite element under ``spec``.
+
+    Bytes 1..254 give ``2**(127 - byte)``; byte 0 as ``e8m0_zero`` says (2^127,
+    1 / 2^-126 or 1); byte 255 gives NaN, or 0 where ``e8m0_nan_block`` sends
+    a NaN block's finite elements to zero.
+    """
+    factor = np.ldexp(1.0, 127 - byte.astype(np.int64))
+    zero = {E8m0Zero.OCP: 2.0**127, E8m0Zero.MIN_NORMAL: 2.0**126, E8m0Zero.ONE: 1.0}
+    factor[byte == 0] = zero[spec.e8m0_zero]
+    nan_block = 0.0 if spec.e8m0_nan_block is E8m0NanBlock.FINITE_TO_ZERO else np.nan
+    factor[byte == 255] = nan_block
+    return factor
 
 
 def _stored(rule: str, scales: np.ndarray) -> tuple[bool, np.ndarray]:
@@ -186,7 +214,7 @@ def _differs(a: tuple[bool, np.ndarray], b: tuple[bool, np.ndarray]) -> np.ndarr
 def _applied_differs(a: tuple[str, np.ndarray], b: tuple[str, np.ndarray]) -> np.ndarray:
     """Elementwise: do the two factors of :func:`_applied` scale some ``x`` differently?"""
     (op_a, va), (op_b, vb) = a, b
-    if va.dtype == np.uint8 or vb.dtype == np.uint8:
+    if va.dtype == np.float64 or vb.dtype == np.float64:  # e8m0 factors: the same NaN bits
         return _differs((False, va), (False, vb))
     if op_a == op_b:
         return _differs((False, va), (False, vb))
