@@ -45,7 +45,7 @@ NVFP4_PAIRS = PAIRS[3:]
 # the compiled loop picks each nvfp4 pair's two formulas by these indices into PAIRS
 _DIV_VS_RCP = PAIRS.index("nvfp4-divide-vs-reciprocal")
 _RCP_VS_FUSED = PAIRS.index("nvfp4-reciprocal-vs-fused")
-_CHUNK = 1 << 20
+_CHUNK = 1 << 16  # patterns per task: its three arrays stay in cache
 _EMAX_E4M3 = FORMATS["e4m3fn"].maxexp - 1  # 8
 
 
@@ -74,7 +74,7 @@ def _floor_bits(b: int, emax: int) -> int:  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _rceil_byte(d: np.float32, db: int) -> int:  # pragma: no cover - compiled
+def _rceil_byte(db: int) -> int:  # pragma: no cover - compiled
     e = (db >> 23) & 0xFF
     if e == 255:
         return 255
@@ -84,9 +84,27 @@ def _rceil_byte(d: np.float32, db: int) -> int:  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _e4m3(v: np.ndarray, table: np.ndarray) -> int:  # pragma: no cover - compiled
-    b = v.view(np.uint32)[0]
+def _e4m3(b: int, table: np.ndarray) -> int:  # pragma: no cover - compiled
     return int(table[((b >> 16) << 1) | (1 if (b & 0xFFFF) != 0 else 0)])
+
+
+@numba.njit(cache=True, nogil=True)
+def _nvfp4_scales(
+    pair: int, amax: np.ndarray, s_enc: np.float32, va: np.ndarray, vb: np.ndarray
+) -> None:  # pragma: no cover - compiled
+    """The two block-scale values (before the e4m3 cast) of ``pair`` for each amax."""
+    rcp6 = np.float32(1.0) / np.float32(6.0)
+    fused = s_enc * rcp6
+    fmax32 = np.float32(3.4028234663852886e38)
+    for i in range(amax.size):
+        a = amax[i]
+        v1 = (a / np.float32(6.0)) * s_enc  # divide, clamped (a NaN becomes FLT_MAX)
+        v1 = v1 if v1 < fmax32 else fmax32
+        v2 = (a * rcp6) * s_enc  # reciprocal, unclamped
+        v3 = a * fused  # fused, clamped
+        v3 = v3 if v3 < fmax32 else fmax32
+        va[i] = v2 if pair == _RCP_VS_FUSED else v1
+        vb[i] = v2 if pair == _DIV_VS_RCP else v3
 
 
 @numba.njit(parallel=True, cache=True)
@@ -102,31 +120,35 @@ def _sweep(
     n_chunks = (stop - start + _CHUNK - 1) // _CHUNK
     out = np.zeros((n_chunks, 3), np.int64)
     rcp448 = np.float32(1.0) / np.float32(448.0)
-    rcp6 = np.float32(1.0) / np.float32(6.0)
-    fmax32 = np.float32(3.4028234663852886e38)
     for c in numba.prange(n_chunks):
         lo = start + c * _CHUNK
-        hi = min(lo + _CHUNK, stop)
+        n = min(lo + _CHUNK, stop) - lo
+        bits = np.empty(n, np.uint32)  # the chunk's patterns, and as float32 amax
+        for i in range(n):
+            bits[i] = np.uint32(lo + i)
+        amax = bits.view(np.float32)
+        va = np.empty(n, np.float32)  # each pair's derived float32 values, by bits below
+        vb = np.empty(n, np.float32)
+        if pair == 0:
+            for i in range(n):
+                va[i] = amax[i] * rcp448
+        elif pair == 1:
+            for i in range(n):
+                s = amax[i] / np.float32(448.0)
+                va[i] = s if s >= np.float32(1e-10) else np.float32(1e-10)
+        elif pair >= _DIV_VS_RCP:
+            _nvfp4_scales(pair, amax, s_enc, va, vb)
+        ua = va.view(np.uint32)
+        ub = vb.view(np.uint32)
         first = -1
         differ = 0
         nan_differ = 0
-        box = np.empty(1, np.float32)
-        bits = box.view(np.uint32)
-        for p in range(lo, hi):
-            bits[0] = np.uint32(p)
-            amax = box[0]
+        for i in range(n):
+            p = lo + i
             if pair == 0:
-                bits[0] = np.uint32(p)
-                a = _floor_bits(p, _EMAX_E4M3)
-                box[0] = amax * rcp448
-                r = _rceil_byte(box[0], int(bits[0]))
-                same = a == r
+                same = _floor_bits(p, _EMAX_E4M3) == _rceil_byte(int(ua[i]))
             elif pair == 1:
-                s = amax / np.float32(448.0)
-                if not (s >= np.float32(1e-10)):
-                    s = np.float32(1e-10)
-                box[0] = s
-                sb = int(bits[0])
+                sb = int(ua[i])
                 e = (sb >> 23) & 0xFF
                 m = sb & 0x7FFFFF
                 same = e == 255 or m == 0 or m > ceil_t[e]
@@ -136,22 +158,11 @@ def _sweep(
                 if e == 255 or e == 0 or m < floor_t[e]:
                     same = True
                 else:
-                    ub = min(max(e - 127 - _EMAX_E4M3, -127), 128)
+                    ub_ = min(max(e - 127 - _EMAX_E4M3, -127), 128)
                     uf = min(max(e + 1 - 127 - _EMAX_E4M3, -127), 128)
-                    same = ub == uf
-            else:
-                v1 = (amax / np.float32(6.0)) * s_enc  # divide, clamped
-                if not (v1 < fmax32):
-                    v1 = fmax32
-                v2 = (amax * rcp6) * s_enc  # reciprocal, unclamped
-                v3 = amax * (s_enc * rcp6)  # fused, clamped
-                if not (v3 < fmax32):
-                    v3 = fmax32
-                box[0] = v2 if pair == _RCP_VS_FUSED else v1
-                a = _e4m3(box, table)
-                box[0] = v2 if pair == _DIV_VS_RCP else v3
-                r = _e4m3(box, table)
-                same = a == r
+                    same = ub_ == uf
+            else:  # equal float32 bits cast alike; else the two e4m3 bytes decide
+                same = ua[i] == ub[i] or _e4m3(int(ua[i]), table) == _e4m3(int(ub[i]), table)
             if not same:
                 differ += 1
                 if ((p >> 23) & 0xFF) == 255 and (p & 0x7FFFFF) != 0:
