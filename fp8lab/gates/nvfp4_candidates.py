@@ -35,7 +35,6 @@ from fp8lab.specs.rule_axes import AmaxNan
 
 if TYPE_CHECKING:
     from fp8lab.gates.gq import GqCall
-    from fp8lab.gates.rule_candidates import Candidate
 
 __all__ = ["NVFP4_AXES", "nvfp4_candidates", "nvfp4_screen"]
 
@@ -57,16 +56,14 @@ def nvfp4_declaration(rule: Nvfp4ScaleRule) -> tuple[object, ...]:
     return tuple(getattr(rule, f.name) for f in fields(rule) if f.name not in _UNNAMED)
 
 
-def nvfp4_candidates() -> list[Candidate]:
-    """Every NVFP4 declaration tried, each named rule's own declaration first."""
-    from fp8lab.gates.rule_candidates import Candidate
-
+def nvfp4_candidates() -> list[tuple[Nvfp4ScaleRule, str]]:
+    """Every NVFP4 declaration tried and the named rule it came from, each own declaration first."""
     names = list(GQ_RULES["nvfp4"])
     name = "inferred-nvfp4"
-    found: dict[tuple[object, ...], Candidate] = {}
+    found: dict[tuple[object, ...], tuple[Nvfp4ScaleRule, str]] = {}
     for base in names:
         own = replace(NVFP4_RULES[base], name=name, source=f"{base}, as declared")
-        found.setdefault(nvfp4_declaration(own), Candidate(own, base))
+        found.setdefault(nvfp4_declaration(own), (own, base))
     for base in names:
         for combo in itertools.product(*NVFP4_AXES.values()):
             axes: dict[str, Any] = dict(zip(NVFP4_AXES, combo, strict=True))
@@ -74,12 +71,12 @@ def nvfp4_candidates() -> list[Candidate]:
                 rule = replace(NVFP4_RULES[base], name=name, source=f"{base}, axes varied", **axes)
             except ValueError:  # no rule: Nvfp4ScaleRule refuses the combination
                 continue
-            found.setdefault(nvfp4_declaration(rule), Candidate(rule, base))
+            found.setdefault(nvfp4_declaration(rule), (rule, base))
     return list(found.values())
 
 
 def nvfp4_screen(
-    candidates: Sequence[Candidate],
+    candidates: Sequence[object],
     calls: Sequence[GqCall],
     outputs: Sequence[tuple[np.ndarray, np.ndarray]],
 ) -> list[int]:
@@ -87,18 +84,21 @@ def nvfp4_screen(
 
     Raises:
         KernelFaultError: for an output of the wrong dtype or shape.
+        TypeError: for a candidate that is not an NVFP4 rule.
     """
-    if not candidates:
+    rules = [r for r in candidates if isinstance(r, Nvfp4ScaleRule)]
+    if len(rules) != len(candidates):
+        raise TypeError("nvfp4_screen screens NVFP4 rules only")
+    if not rules:
         return []
-    first: Any = candidates[0].rule
+    first = rules[0]
     for call, got in zip(calls, outputs, strict=True):  # the form once, from any candidate
         error = _malformed(got, *nvfp4_quant(call.args[0], call.args[1], first))
         if error:
             raise KernelFaultError(error)
     batches = _batches(calls, outputs)
     found = []
-    for c in candidates:
-        rule: Any = c.rule
+    for rule in rules:
         bad = 0
         for x, g, codes, scales in batches:
             want_codes, want_scales = nvfp4_quant(x, g, rule)

@@ -98,7 +98,7 @@ def rule_candidates(scheme: str) -> list[Candidate]:
         ValueError: for a scheme without named rules.
     """
     if scheme == "nvfp4":
-        return nvfp4_candidates()
+        return [Candidate(rule, base) for rule, base in nvfp4_candidates()]
     names = [n for n in GQ_RULES.get(scheme, ()) if n in RULES]
     if not names:
         raise ValueError(f"rules infer varies the scale rules of {', '.join(_schemes())}")

@@ -119,7 +119,7 @@ def infer_rule(
     candidates = rule_candidates(scheme)
     named = named_rules(scheme)
     if scheme == "nvfp4":
-        screened = nvfp4_screen(candidates, calls, outputs)
+        screened = nvfp4_screen([c.rule for c in candidates], calls, outputs)
     else:
         screened = scale_screen(candidates, calls, outputs)
     best = {c.rule: n for c, n in zip(candidates, screened, strict=True)}
