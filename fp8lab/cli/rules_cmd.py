@@ -4,7 +4,8 @@
 prints a rule as the TOML that ``fp8lab gates --gate GQ --rule-file`` reads,
 to copy and edit into a rule of one's own; ``infer`` finds the declarations
 that reproduce a kernel (:mod:`fp8lab.cli.rules_infer_cmd`). The NVFP4 rules are declared in
-code (:mod:`fp8lab.specs.nvfp4_rules`), so they are listed but have no file.
+code (:mod:`fp8lab.specs.nvfp4_rules`); ``show`` prints one in the form of an NVFP4
+rule file (:mod:`fp8lab.specs.nvfp4_rule_file`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     p.add_argument("name", nargs="?", help="show: the rule's name (see: fp8lab rules list)")
     p.add_argument(
-        "--scheme", metavar="S", help="list: only this scheme's rules; infer: the kernel's scheme"
+        "--scheme",
+        metavar="S",
+        help="list: only this scheme's rules; infer: the kernel's scheme (nvfp4 too)",
     )
     add_infer_arguments(p)
     p.set_defaults(run=run)
@@ -42,6 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def run(args: argparse.Namespace) -> int:
     """List the rules, or print one as a rule file; return the exit status."""
     from fp8lab.gates.gq import GQ_RULES
+    from fp8lab.specs.nvfp4_rule_file import nvfp4_rule_text
     from fp8lab.specs.nvfp4_rules import NVFP4_RULES
     from fp8lab.specs.scale_rules import RULES, rule_text
 
@@ -53,12 +57,11 @@ def run(args: argparse.Namespace) -> int:
         if args.name is None or args.scheme is not None:
             raise CliError("rules show takes one rule NAME and no --scheme")
         if args.name in NVFP4_RULES:
-            raise CliError(
-                f"{args.name} is an NVFP4 rule: its choices are declared in code "
-                "(fp8lab.specs.nvfp4_rules), not in a rule file"
-            )
+            print(nvfp4_rule_text(NVFP4_RULES[args.name]), end="")
+            return 0
         if args.name not in RULES:
-            raise CliError(f"unknown rule {args.name!r}; one of {', '.join(RULES)}")
+            known = ", ".join([*RULES, *NVFP4_RULES])
+            raise CliError(f"unknown rule {args.name!r}; one of {known}")
         print(rule_text(RULES[args.name]), end="")
         return 0
     if args.name is not None:

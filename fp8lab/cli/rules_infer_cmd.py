@@ -32,8 +32,8 @@ def add_infer_arguments(p: argparse.ArgumentParser) -> None:
         "--kernels",
         dest="kernel",
         metavar="MODULE:FUNC",
-        help="infer: your GQ kernel, FUNC(x) -> (codes, scales) (docs/gates/gq.md); it runs "
-        "in a process of its own",
+        help="infer: your GQ kernel, FUNC(x) -> (codes, scales), for nvfp4 FUNC(x, "
+        "global_scale) (docs/gates/gq.md); it runs in a process of its own",
     )
     p.add_argument(
         "--arrays",
@@ -161,6 +161,8 @@ def _write_rule(path: Path, found: Inference) -> None:
     from dataclasses import replace
 
     from fp8lab.runtime.atomic import write_atomic
+    from fp8lab.specs.nvfp4_rule_file import nvfp4_rule_text
+    from fp8lab.specs.nvfp4_rules import Nvfp4ScaleRule
     from fp8lab.specs.scale_rules import rule_text
 
     assert found.chosen is not None
@@ -169,7 +171,8 @@ def _write_rule(path: Path, found: Inference) -> None:
         f"population ({found.status}; nearest named rule {found.nearest_named})"
     )
     rule = replace(found.chosen, source=source)
+    text = nvfp4_rule_text(rule) if isinstance(rule, Nvfp4ScaleRule) else rule_text(rule)
     try:
-        write_atomic(path, rule_text(rule).encode())
+        write_atomic(path, text.encode())
     except OSError as exc:
         raise CliError(f"cannot write --write-rule {path}: {exc.strerror or exc}") from None

@@ -27,8 +27,9 @@ def add_scheme_arguments(p: argparse.ArgumentParser) -> None:
         "--rule-file",
         metavar="PATH",
         help="GQ: a TOML file of your own scale rules ([[rule]] tables, the keys of "
-        "fp8lab/specs/rules/scale_rules.toml); --rule then names one of them, and the scheme "
-        "follows from its granularity, block and scale format",
+        "fp8lab/specs/rules/scale_rules.toml, or for nvfp4 the keys fp8lab rules show "
+        "te-nvfp4-divide prints); --rule then names one of them, and the scheme "
+        "follows from its granularity, block and scale format (nvfp4: from its order key)",
     )
     p.add_argument(
         "--rule",
@@ -49,17 +50,24 @@ def file_rules(args: argparse.Namespace) -> dict[str, Any]:
     """
     if not getattr(args, "rule_file", None):
         return {}
-    from fp8lab.specs.scale_rules import RULES, read_rule_file
+    from fp8lab.specs.nvfp4_rule_file import read_any_rule_file
+    from fp8lab.specs.nvfp4_rules import NVFP4_RULES, Nvfp4ScaleRule
+    from fp8lab.specs.scale_rules import RULES
     from fp8lab.specs.scheme_layout import SCHEME_LAYOUTS
 
     try:
-        rules = read_rule_file(args.rule_file)
+        rules = read_any_rule_file(args.rule_file)
     except ValueError as exc:
         raise CliError(f"--rule-file {exc}") from None
     found: dict[str, Any] = {}
     for rule in rules:
-        if rule.name in RULES:
+        if rule.name in RULES or rule.name in NVFP4_RULES:
             raise CliError(f"--rule-file: {rule.name!r} is a built-in rule's name; rename it")
+        if isinstance(rule, Nvfp4ScaleRule):
+            if rule.element_source is None:
+                raise CliError(f"--rule-file: {rule.name}: GQ needs its element_source")
+            found[rule.name] = ("nvfp4", rule)
+            continue
         shape = (rule.granularity, rule.block, rule.scale_format)
         schemes = [s for s, layout in SCHEME_LAYOUTS.items() if layout == shape]
         if not schemes:

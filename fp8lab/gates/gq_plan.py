@@ -72,10 +72,13 @@ def _plan(scheme: str, rule: str | ScaleRule | Nvfp4ScaleRule) -> tuple[_Plan, s
         raise ValueError(f"unknown scheme {scheme!r}; choose from {', '.join(GQ_SCHEMES)}")
     if scheme == "nvfp4":
         nv = NVFP4_RULES.get(rule) if isinstance(rule, str) else rule
-        if not isinstance(nv, Nvfp4ScaleRule) or nv.name not in GQ_RULES[scheme]:
+        if not isinstance(nv, Nvfp4ScaleRule) or nv.element_source is None:
             raise ValueError(f"rule {_name(rule)!r} is not an nvfp4 rule GQ models")
-        if nv != NVFP4_RULES[nv.name]:  # the record names the rule: it must be that rule
-            raise ValueError(f"rule {nv.name!r} differs from the published rule of that name")
+        if nv.name in NVFP4_RULES and nv != NVFP4_RULES[nv.name]:  # the record names the rule
+            raise ValueError(
+                f"rule {nv.name!r} differs from the published rule of that name; "
+                "give a custom rule a name of its own"
+            )
         plan = _Plan(
             "e2m1fn",
             True,

@@ -4,7 +4,8 @@ The kernel is called once per GQ call of the scheme (:func:`record_outputs`);
 :func:`infer_rule` then holds those outputs against every candidate of
 :func:`~fp8lab.gates.rule_candidates.rule_candidates`. Each candidate is
 screened with the numpy port (:func:`fp8lab.kernels.scheme.scheme_quant`,
-one evaluation per declaration, NaN-code choice aside); the chosen candidate
+one evaluation per declaration, NaN-code choice aside; nvfp4:
+:func:`fp8lab.kernels.scheme.nvfp4_quant`); the chosen candidate
 (or, when none reproduces every call, the nearest) is then re-checked by GQ
 itself (:func:`fp8lab.gates.gq.run_gq`), against the exact reference, on the
 recorded outputs. A reproduction is claimed only when that check passes.
@@ -20,12 +21,17 @@ import numpy as np
 
 from fp8lab.gates.gq import GqCall, run_gq
 from fp8lab.gates.gq_case import _malformed
+from fp8lab.gates.nvfp4_candidates import nvfp4_screen
 from fp8lab.gates.records import GateResult, GateStatus
-from fp8lab.gates.rule_candidates import Candidate, differing_axes, rule_candidates
-from fp8lab.kernels.scheme import scheme_quant
+from fp8lab.gates.rule_candidates import (
+    AnyRule,
+    Candidate,
+    differing_axes,
+    named_rules,
+    rule_candidates,
+)
+from fp8lab.gates.scale_screen import scale_screen
 from fp8lab.runtime.guard import KernelFaultError, call_kernel
-from fp8lab.specs.formats import get_format
-from fp8lab.specs.scale_rules import RULES, Granularity, NanCode, ScaleRule
 
 __all__ = ["Inference", "infer_rule", "record_outputs"]
 
@@ -49,8 +55,8 @@ class Inference:
     status: str
     calls_examined: int
     candidates_examined: int
-    matching: tuple[ScaleRule, ...]
-    chosen: ScaleRule | None
+    matching: tuple[AnyRule, ...]
+    chosen: AnyRule | None
     nearest_named: str
     differing: dict[str, tuple[str, str]]
     ambiguous_axes: tuple[str, ...]
@@ -111,26 +117,30 @@ def infer_rule(
     if len(outputs) != len(calls):
         raise ValueError(f"{len(outputs)} outputs for {len(calls)} calls")
     candidates = rule_candidates(scheme)
-    screened = _screen(candidates, calls, outputs)
+    named = named_rules(scheme)
+    if scheme == "nvfp4":
+        screened = nvfp4_screen([c.rule for c in candidates], calls, outputs)
+    else:
+        screened = scale_screen(candidates, calls, outputs)
     best = {c.rule: n for c, n in zip(candidates, screened, strict=True)}
     own = {  # each named rule's own declaration, screened: the tie-break between named rules
         c.base: n
         for c, n in zip(candidates, screened, strict=True)
-        if not differing_axes(RULES[c.base], c.rule)
+        if not differing_axes(named[c.base], c.rule)
     }
     matching = [c.rule for c, n in zip(candidates, screened, strict=True) if n == 0 and calls]
-    order = sorted(matching, key=lambda r: (_nearest(r, own)[1], _index(candidates, r)))
+    order = sorted(matching, key=lambda r: (_nearest(r, named, own)[1], _index(candidates, r)))
     for rule in order:  # the port screens; GQ, on the exact reference, decides
         check = _check(scheme, rule, calls, outputs)
         if check.status is GateStatus.PASS:
             return _result(scheme, kernel, calls, candidates, matching, rule, check, best, own)
-    nearest = min(candidates, key=lambda c: (best[c.rule], _nearest(c.rule, own)[1])).rule
+    nearest = min(candidates, key=lambda c: (best[c.rule], _nearest(c.rule, named, own)[1])).rule
     check = _check(scheme, nearest, calls, outputs)
     found = _result(scheme, kernel, calls, candidates, [], nearest, check, best, own)
     return replace(found, status="not-reproduced")
 
 
-def _index(candidates: Sequence[Candidate], rule: ScaleRule) -> int:
+def _index(candidates: Sequence[Candidate], rule: AnyRule) -> int:
     """``rule``'s place in the enumeration (the tie-break)."""
     return next(i for i, c in enumerate(candidates) if c.rule == rule)
 
@@ -140,16 +150,17 @@ def _result(
     kernel: str,
     calls: Sequence[GqCall],
     candidates: Sequence[Candidate],
-    matching: Sequence[ScaleRule],
-    chosen: ScaleRule,
+    matching: Sequence[AnyRule],
+    chosen: AnyRule,
     check: GateResult,
-    best: dict[ScaleRule, int],
+    best: dict[AnyRule, int],
     own: dict[str, int],
 ) -> Inference:
-    named, _ = _nearest(chosen, own)
+    rules = named_rules(scheme)
+    named, _ = _nearest(chosen, rules, own)
     differing = {
-        k: (_text(getattr(RULES[named], k)), _text(getattr(chosen, k)))
-        for k in differing_axes(RULES[named], chosen)
+        k: (_text(getattr(rules[named], k)), _text(getattr(chosen, k)))
+        for k in differing_axes(rules[named], chosen)
     }
     ambiguous = tuple(k for k in sorted({a for r in matching for a in differing_axes(chosen, r)}))
     return Inference(
@@ -168,27 +179,22 @@ def _result(
     )
 
 
-def _nearest(rule: ScaleRule, own: dict[str, int]) -> tuple[str, int]:
-    """The named rule of ``rule``'s layout nearest to it, and the fields they differ on.
+def _nearest(rule: AnyRule, named: dict[str, AnyRule], own: dict[str, int]) -> tuple[str, int]:
+    """The named rule of the scheme (``named``) nearest to ``rule``, and the fields they differ on.
 
     Nearest: fewest differing fields, then fewest mismatches of the named rule's
-    own declaration (``own``), then the order of the rules file.
+    own declaration (``own``), then the order of the rules.
     """
-    same = [
-        r
-        for r in RULES.values()
-        if (r.granularity, r.block, r.scale_format)
-        == (rule.granularity, rule.block, rule.scale_format)
-    ]
     scored = [
-        (len(differing_axes(r, rule)), own.get(r.name, 0), i, r.name) for i, r in enumerate(same)
+        (len(differing_axes(r, rule)), own.get(r.name, 0), i, r.name)
+        for i, r in enumerate(named.values())
     ]
     count, _, _, name = min(scored)
     return name, count
 
 
 def _check(
-    scheme: str, rule: ScaleRule, calls: Sequence[GqCall], outputs: Sequence[Outputs]
+    scheme: str, rule: AnyRule, calls: Sequence[GqCall], outputs: Sequence[Outputs]
 ) -> GateResult:
     """GQ under ``rule`` on the recorded outputs (the exact reference decides)."""
     answers = iter(outputs)
@@ -199,100 +205,11 @@ def _check(
     return run_gq(replay, scheme=scheme, rule=rule, kernel_name="recorded", calls=calls)
 
 
-def _screen(
-    candidates: Sequence[Candidate], calls: Sequence[GqCall], outputs: Sequence[Outputs]
-) -> list[int]:
-    """Each candidate's mismatching words under the port (NaN codes as its ``nan_code`` says)."""
-    if not candidates:
-        return []
-    rule = candidates[0].rule
-    # a tensor of one row is scaled as that row: per-tensor calls of one row each stack too
-    rowwise = rule.granularity is not Granularity.TENSOR or all(
-        np.shape(c.args[0])[0] == 1 for c in calls
-    )
-    batches = _batches(calls, outputs, rowwise)
-    as_rows = rowwise and rule.granularity is Granularity.TENSOR and len(batches) < len(calls)
-    for x, codes, scales in batches:  # the form once, from any candidate's port
-        want_codes, want_scales = scheme_quant(x, _rows(rule) if as_rows else rule)
-        error = _malformed((codes, scales), want_codes, want_scales)
-        if error:
-            raise KernelFaultError(error)
-    elem = get_format(rule.element)
-    is_nan = np.array([elem.is_nan_code(c) for c in range(256)], np.bool_)
-    counts: dict[ScaleRule, tuple[int, int]] = {}
-    found = []
-    for c in candidates:
-        key = replace(c.rule, nan_code=NanCode.CANONICAL)
-        if key not in counts:
-            counts[key] = _port_mismatches(_rows(key) if as_rows else key, batches, is_nan)
-        strict, loose = counts[key]
-        found.append(loose if c.rule.nan_code is NanCode.ANY else strict)
-    return found
-
-
-def _rows(rule: ScaleRule) -> ScaleRule:
-    """``rule`` with a scale per row: on a tensor of one row, the same words."""
-    return replace(rule, granularity=Granularity.ROW)
-
-
-def _batches(calls: Sequence[GqCall], outputs: Sequence[Outputs], stack: bool) -> list[Batch]:
-    """(x, codes, scales) per call; with ``stack`` (rows independent), per input dtype and width K.
-
-    With a scale per row or block (or per tensor of one row, scaled as that
-    row), stacking the calls' rows changes no expected word and makes one port
-    call of many. x keeps its dtype: a rule's ``arithmetic = "input"`` reads it.
-    """
-    own = [
-        (_float_input(call.args[0]), codes, scales)
-        for call, (codes, scales) in zip(calls, outputs, strict=True)
-    ]
-    kinds = {(c.dtype, s.dtype) for _, c, s in own}
-    if (
-        not stack
-        or len(kinds) != 1
-        or any(c.shape != x.shape or s.ndim == 0 or s.shape[0] != x.shape[0] for x, c, s in own)
-    ):
-        return own
-    groups = sorted({(x.dtype.name, x.shape[1]) for x, _, _ in own})
-    return [
-        tuple(  # type: ignore[misc]
-            np.concatenate([t[i] for t in own if (t[0].dtype.name, t[0].shape[1]) == g])
-            for i in range(3)
-        )
-        for g in groups
-    ]
-
-
-def _float_input(x: Any) -> np.ndarray:
-    """``x`` as an array: bfloat16 kept, any other dtype as float32."""
-    arr = np.asarray(x)
-    return arr if arr.dtype.name == "bfloat16" else np.asarray(arr, np.float32)
-
-
-def _port_mismatches(
-    rule: ScaleRule,
-    batches: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
-    is_nan: np.ndarray,
-) -> tuple[int, int]:
-    """Mismatching words of the port of ``rule``: NaN codes compared, and NaNs all one."""
-    strict = loose = 0
-    for x, codes, scales in batches:
-        want_codes, want_scales = scheme_quant(x, rule)
-        bad = codes != want_codes
-        both = is_nan[codes] & is_nan[want_codes]
-        rows = scales.view(np.uint8).reshape(scales.size, -1)
-        scale_bad = (rows != want_scales.view(np.uint8).reshape(want_scales.size, -1)).any(axis=1)
-        nan_scales = np.zeros_like(scale_bad)
-        if scales.dtype.kind == "f":
-            nan_scales = np.isnan(scales.reshape(-1)) & np.isnan(want_scales.reshape(-1))
-        strict += int(bad.sum()) + int(scale_bad.sum())
-        loose += int((bad & ~both).sum()) + int((scale_bad & ~nan_scales).sum())
-    return strict, loose
-
-
-def _fields(rule: ScaleRule) -> dict[str, Any]:
+def _fields(rule: AnyRule) -> dict[str, Any]:
     return {k: _text(v) for k, v in vars(rule).items()}
 
 
 def _text(value: object) -> Any:
+    if isinstance(value, tuple):  # an nvfp4 rule's block_bounds: a JSON list
+        return list(value)
     return getattr(value, "value", value)

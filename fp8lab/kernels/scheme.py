@@ -254,32 +254,36 @@ class SchemePort:
         return scheme_quant(x, self.name)
 
 
-def _encode_scale(g: np.float32) -> np.float32:
+def _encode_scale(g: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """TE's S_enc: ``fminf(6 * 448 / global_amax, FLT_MAX)``, 1 where that or the amax is 0."""
     s_enc = np.fmin(_F32(448.0 * 6.0) / g, np.finfo(_F32).max)
-    return _F32(1.0) if g == 0 or s_enc == 0 else _F32(s_enc)
+    return np.where((g == 0) | (s_enc == 0), _F32(1.0), s_enc).astype(_F32)
 
 
-def _tensor_scales(g: np.float32, rule: Nvfp4ScaleRule) -> tuple[np.float32, np.float32]:
-    """``(S_enc, S_dec)`` of the global amax ``g`` under the rule's per-tensor scale."""
+def _tensor_scales(g: np.ndarray, rule: Nvfp4ScaleRule) -> tuple[np.ndarray, np.ndarray]:
+    """``(S_enc, S_dec)`` of the global amax ``g`` (a scalar or one per block) under the rule."""
+    g = np.asarray(g, _F32)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if rule.tensor_scale is Nvfp4TensorScale.DIVISOR:
-            s_dec = _F32(_F32(g) / _F32(2688.0))  # torchao: amax.float() / (448 * 6)
-            return _F32(_F32(1.0) / s_dec), s_dec
-        s_enc = _encode_scale(_F32(g))
-        return s_enc, _F32(1.0 / float(s_enc))  # TE: float(1.0 / S_enc), a double quotient
+            s_dec = (g / _F32(2688.0)).astype(_F32)  # torchao: amax.float() / (448 * 6)
+            return (_F32(1.0) / s_dec).astype(_F32), s_dec
+        s_enc = _encode_scale(g)
+        # TE: float(1.0 / S_enc), a double quotient rounded to float32
+        return s_enc, (1.0 / s_enc.astype(np.float64)).astype(_F32)
 
 
 def nvfp4_block_scales(
-    block_amax: np.ndarray, global_amax: float, rule: Nvfp4ScaleRule
+    block_amax: np.ndarray, global_amax: float | np.ndarray, rule: Nvfp4ScaleRule
 ) -> npt.NDArray[np.uint8]:
     """e4m3fn block-scale bytes of float32 ``block_amax``, as the rule's kernel computes them.
+
+    ``global_amax`` is one float32 for every block, or one per block.
 
     A NaN block scale is byte 0x7F here; :func:`nvfp4_quant` signs the one a
     ``TORCH_BITS`` rule's scale side makes (0xFF).
     """
     amax = np.asarray(block_amax, _F32)
-    g = _F32(global_amax)
+    g = np.asarray(global_amax, _F32)
     flt_max = np.finfo(_F32).max
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         s_enc, s_dec = _tensor_scales(g, rule)
@@ -308,6 +312,7 @@ def nvfp4_quant(
     :func:`nvfp4_block_scales`, the element multiplier ``fminf(1 / (S_dec_b *
     S_dec), FLT_MAX)`` or ``S_enc / S_dec_b`` (the rule's ``inverse``), and the
     SATFINITE cast with NaN to +6 (``cvt.rn.satfinite.e2m1x2.f32``).
+    ``global_amax`` is float32 [1], or [M]: each row then is a tensor of its own.
 
     Raises:
         ValueError: for a rule whose element path is not modelled, or a bad shape.
@@ -318,13 +323,16 @@ def nvfp4_quant(
     x32 = np.asarray(x, _F32)
     if x32.ndim != 2 or x32.shape[1] % spec.block:
         raise ValueError(f"{spec.name}: x must be [M, K] with K a multiple of {spec.block}")
-    g = _F32(np.asarray(global_amax, _F32).reshape(-1)[0])
+    g = np.asarray(global_amax, _F32).reshape(-1)
+    if g.size not in (1, x32.shape[0]):
+        raise ValueError(f"{spec.name}: global_amax must be [1] or one per row of x")
+    g = np.repeat(g, x32.size // spec.block // g.size)  # one per block
     blocks = x32.reshape(-1, spec.block)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         amax = np.fmax.reduce(np.abs(blocks), axis=1, initial=_F32(0))
         if spec.amax_nan is AmaxNan.PROPAGATE:  # torch.amax: a NaN wins
             amax = np.where(np.isnan(blocks).any(axis=1), _F32(np.nan), amax)
-        scale = nvfp4_block_scales(amax, float(g), spec)
+        scale = nvfp4_block_scales(amax, g, spec)
         s_enc, s_dec = _tensor_scales(g, spec)
         if spec.nan_code is Nvfp4NanCode.TORCH_BITS:  # 0/0, inf/inf: the negative default NaN
             made = np.isnan(decode(scale, "e4m3fn")) & ~np.isnan(amax)

@@ -1,9 +1,9 @@
 """``fp8lab rules``: every named rule listed, and shown as a rule file that reads back as itself.
 
 ``rules show NAME`` prints the TOML ``--rule-file`` reads: parsed back it is the
-same rule, for every rule of the data file; renamed, it holds a kernel under
-GQ as the original does. An NVFP4 rule (declared in code), an unknown name or
-a missing one is one line and status 2.
+same rule, for every rule of the data file and every NVFP4 rule; renamed, it
+holds a kernel under GQ as the original does. An unknown name or a missing one
+is one line and status 2.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import pytest
 
 from fp8lab.cli.main import main
 from fp8lab.gates.gq import GQ_RULES
+from fp8lab.specs.nvfp4_rule_file import nvfp4_rule_text, parse_nvfp4_rules
+from fp8lab.specs.nvfp4_rules import NVFP4_RULES
 from fp8lab.specs.scale_rules import RULES, parse_rules, rule_text
 from tests.meta.gates_subprocess import run_gates
 
@@ -40,17 +42,23 @@ def test_show_prints_the_rule_file(capsys: pytest.CaptureFixture[str]) -> None:
     assert parse_rules(capsys.readouterr().out) == (RULES["rceil"],)
 
 
+@pytest.mark.parametrize("name", sorted(NVFP4_RULES))
+def test_an_nvfp4_rule_shown_reads_back_as_itself(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["rules", "show", name]) == 0
+    assert parse_nvfp4_rules(capsys.readouterr().out) == (NVFP4_RULES[name],)
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["show", "te-nvfp4-divide"], "declared in code"),
         (["show", "no-such-rule"], "unknown rule"),
         (["show"], "one rule NAME"),
         (["list", "ocp-floor"], "takes no NAME"),
         (["list", "--scheme", "diagonal"], "unknown scheme"),
         (["infer", "--scheme", "per-token"], "--kernel MODULE:FUNC"),
         (["infer", "--kernel", "kern:port"], "--scheme S"),
-        (["infer", "--scheme", "nvfp4", "--kernel", "kern:port"], "varies the scale rules"),
         (["infer", "--scheme", "diagonal", "--kernel", "kern:port"], "varies the scale rules"),
         (["show", "rceil", "--kernel", "kern:port"], "go with rules infer"),
     ],
@@ -77,3 +85,23 @@ def test_a_shown_rule_renamed_holds_a_kernel_as_the_original(tmp_path: Path) -> 
     assert right.returncode == 0, right.stdout + right.stderr
     wrong = run_gates(tmp_path, *argv, "--kernel", "kern:wrong")
     assert wrong.returncode == 1 and "FAIL" in wrong.stdout, wrong.stdout + wrong.stderr
+
+
+@pytest.mark.process
+def test_a_shown_nvfp4_rule_renamed_holds_a_kernel_as_the_original(tmp_path: Path) -> None:
+    text = nvfp4_rule_text(NVFP4_RULES["te-nvfp4-divide"]).replace('"te-nvfp4-divide"', '"mine"')
+    (tmp_path / "mine.toml").write_text(text)
+    (tmp_path / "kern.py").write_text(
+        "from fp8lab.kernels.scheme import SCHEME_PORTS\n"
+        "right = SCHEME_PORTS['te-nvfp4-divide']\n"
+        "wrong = SCHEME_PORTS['torchao-0.18-nvfp4']\n"
+    )
+    argv = ["--gate", "GQ", "--scheme", "nvfp4", "--rule-file", "mine.toml", "--rule", "mine"]
+    right = run_gates(tmp_path, *argv, "--kernel", "kern:right")
+    assert right.returncode == 0 and "rule mine" in right.stdout, right.stdout + right.stderr
+    wrong = run_gates(tmp_path, *argv, "--kernel", "kern:wrong")
+    assert wrong.returncode == 1 and "FAIL" in wrong.stdout, wrong.stdout + wrong.stderr
+    (tmp_path / "same.toml").write_text(nvfp4_rule_text(NVFP4_RULES["te-nvfp4-divide"]))
+    argv = ["--gate", "GQ", "--rule-file", "same.toml", "--rule", "te-nvfp4-divide"]
+    taken = run_gates(tmp_path, *argv, "--kernel", "kern:right")
+    assert taken.returncode == 2 and "built-in rule's name" in taken.stderr, taken.stderr

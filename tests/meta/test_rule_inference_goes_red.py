@@ -17,7 +17,10 @@ from fp8lab.gates.rule_inference import infer_rule, record_outputs
 from fp8lab.kernels.scheme import SCHEME_PORTS
 
 
-@pytest.mark.parametrize(("scheme", "name"), [("per-token", "vllm-per-token"), ("mxfp8", "rceil")])
+@pytest.mark.parametrize(
+    ("scheme", "name"),
+    [("per-token", "vllm-per-token"), ("mxfp8", "rceil"), ("nvfp4", "te-nvfp4-divide")],
+)
 def test_one_flipped_code_bit_reproduces_nothing(scheme: str, name: str) -> None:
     calls = gq_calls(scheme, name)
     outputs = record_outputs(SCHEME_PORTS[name], calls)
