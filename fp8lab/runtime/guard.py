@@ -10,6 +10,11 @@ code through :func:`call_kernel`:
   :class:`KernelFaultError` with a one-line reason, which the harness records as a
   FAIL of that case. Only a real ``KeyboardInterrupt`` passes through.
 
+A harness that hands one array to several of its own built-in encoders may
+seal it once (:func:`sealed_copy`: a read-only view of a private copy, which
+numpy refuses to make writable again) and call each through
+:func:`call_sealed`, which guards the call without copying again.
+
 Harnesses compute every expectation before they call the kernel, and never
 read the arrays they handed to it.
 """
@@ -21,7 +26,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["KernelFaultError", "call_kernel", "private_readonly"]
+__all__ = ["KernelFaultError", "call_kernel", "call_sealed", "private_readonly", "sealed_copy"]
 
 T = TypeVar("T")
 
@@ -59,6 +64,12 @@ def private_readonly(value: Any) -> Any:
     return copy
 
 
+def sealed_copy(value: np.ndarray) -> np.ndarray:
+    """A read-only view of a private copy of ``value``; its writing cannot be re-enabled."""
+    copy: np.ndarray = private_readonly(value)
+    return copy.view()
+
+
 def describe(exc: BaseException) -> str:
     """``Type: message`` on one line."""
     text = " ".join(str(exc).split())
@@ -75,8 +86,19 @@ def call_kernel(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """
     safe_args = [private_readonly(a) for a in args]
     safe_kwargs = {k: private_readonly(v) for k, v in kwargs.items()}
+    return call_sealed(func, *safe_args, **safe_kwargs)
+
+
+def call_sealed(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``func(*args, **kwargs)`` as :func:`call_kernel`, its arrays passed as they are.
+
+    For arrays the caller sealed (:func:`sealed_copy`) and reads no more.
+
+    Raises:
+        KernelFaultError: as :func:`call_kernel`.
+    """
     try:
-        return func(*safe_args, **safe_kwargs)
+        return func(*args, **kwargs)
     except (KeyboardInterrupt, KernelFaultError):  # an isolated kernel's fault is already one
         raise
     except BaseException as exc:  # noqa: BLE001 - any kernel failure is a verdict

@@ -8,7 +8,8 @@ if it is a built-in oracle with a fixed policy that differs from the request
 
 The NaN-code work is whole-array: a disagreement where both codes are NaN
 codes is ``nan_code`` whatever the input (the first class of
-:mod:`fp8lab.sweeps.mismatch_classes`), found by a code lookup table; the
+:mod:`fp8lab.sweeps.mismatch_classes`), found by whole-array integer tests of the codes
+(:func:`fp8lab.sweeps.mismatch_classes.nan_code_mask`); the
 sign of pattern ``start + i`` is constant on each side of 2**31, so the held
 codes are scalars per span. Only the other disagreements are classified per element.
 """
@@ -23,7 +24,7 @@ import numpy.typing as npt
 from fp8lab.codecs import special_codes
 from fp8lab.specs.format import FormatSpec
 from fp8lab.sweeps.encoders import resolve_encoder
-from fp8lab.sweeps.mismatch_classes import MISMATCH_CLASSES, classify_mismatches, nan_code_lut
+from fp8lab.sweeps.mismatch_classes import MISMATCH_CLASSES, classify_mismatches, nan_code_mask
 
 __all__ = ["EXAMPLES_PER_CLASS", "ChunkResult", "compare_codes", "exempt_sides"]
 
@@ -96,6 +97,13 @@ def _first(mask: npt.NDArray[np.bool_], k: int) -> npt.NDArray[np.intp]:
     return np.concatenate(found)[:k] if found else np.zeros(0, np.intp)
 
 
+def _any_differ(a: Codes, b: Codes) -> bool:
+    """Whether ``a`` and ``b`` differ anywhere, compared eight codes at a time."""
+    if a.size % 8 or not (a.flags.c_contiguous and b.flags.c_contiguous):
+        return bool((a != b).any())
+    return bool((a.reshape(-1).view(np.uint64) != b.reshape(-1).view(np.uint64)).any())
+
+
 def compare_codes(
     a: str,
     b: str,
@@ -108,7 +116,8 @@ def compare_codes(
 ) -> ChunkResult:
     """Classify where ``a``'s and ``b``'s codes for the patterns from ``start`` (``x``) differ."""
     codes_a, codes_b = codes
-    differ = codes_a != codes_b
+    any_differ = _any_differ(codes_a, codes_b)
+    differ = codes_a != codes_b if any_differ else np.zeros(0, np.bool_)
     by_class = dict.fromkeys(MISMATCH_CLASSES, 0)
     examples: dict[str, list[dict[str, str]]] = {}
 
@@ -125,11 +134,10 @@ def compare_codes(
             ]
 
     exempt = dict(exempt_sides(a, b, spec.name, saturate, nan))
-    any_differ = bool(differ.any())
     both_nan = np.zeros(0, np.bool_)
     if any_differ or exempt:
-        lut = nan_code_lut(spec)
-        both_nan = lut[codes_a] & lut[codes_b]
+        both_nan = nan_code_mask(codes_a, spec)
+        both_nan &= nan_code_mask(codes_b, spec)
     if any_differ:
         nan_hits = differ & both_nan
         first = _first(nan_hits, EXAMPLES_PER_CLASS)

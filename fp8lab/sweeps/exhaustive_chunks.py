@@ -2,7 +2,9 @@
 
 Each side is called through :func:`fp8lab.runtime.guard.call_kernel` on its own private,
 read-only copy of the patterns (a user's encoder in its own process, which
-gets the copy through a pipe); the harness classifies with its own array,
+gets the copy through a pipe; in a shared pass of built-in encoders, every side
+gets one sealed copy made for the chunk, :func:`fp8lab.runtime.guard.sealed_copy`);
+the harness classifies with its own array,
 which no encoder ever sees. A change a user's encoder left in the
 floating-point environment is collected in ``fp_env_changed``. An encoder
 that raises, exits, times out or returns anything but a uint8 array of the
@@ -20,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.kernels.sources.wire import Foreign
-from fp8lab.runtime.guard import KernelFaultError, call_kernel
+from fp8lab.runtime.guard import KernelFaultError, call_kernel, call_sealed
 from fp8lab.specs.formats import get_format
 from fp8lab.sweeps.chunk_compare import (
     EXAMPLES_PER_CLASS,
@@ -64,12 +66,18 @@ class _BadOutputError(Exception):
 
 
 def _codes(
-    name: str, fmt: str, saturate: bool, nan: str, start: int, stop: int, x: np.ndarray
+    name: str,
+    fmt: str,
+    saturate: bool,
+    nan: str,
+    span: tuple[int, int],
+    x: np.ndarray,
+    sealed: bool,
 ) -> Codes:
     encoder = resolve_encoder(name, fmt, saturate, nan)
     if encoder.pattern_range is not None:
-        return call_kernel(encoder.pattern_range, start, stop)
-    got = call_kernel(encoder.encode, x)
+        return call_kernel(encoder.pattern_range, *span)
+    got = (call_sealed if sealed else call_kernel)(encoder.encode, x)
     if isinstance(got, Foreign):
         raise _BadOutputError(f"returned {got!r}, want a uint8 ndarray of shape {x.shape}")
     if not isinstance(got, np.ndarray):
@@ -78,7 +86,7 @@ def _codes(
         )
     if got.dtype != np.uint8 or got.shape != x.shape:
         raise _BadOutputError(f"returned {got.dtype}{list(got.shape)}, want uint8{list(x.shape)}")
-    return np.array(got, copy=True)
+    return got if sealed else np.array(got, copy=True)  # a built-in's codes are its own
 
 
 @lru_cache(maxsize=1)
@@ -92,11 +100,24 @@ def _offsets(n: int) -> np.ndarray:
 
 
 def side_codes(
-    name: str, fmt: str, saturate: bool, nan: str, start: int, stop: int, x: np.ndarray
+    name: str,
+    fmt: str,
+    saturate: bool,
+    nan: str,
+    start: int,
+    stop: int,
+    x: np.ndarray,
+    *,
+    sealed: bool = False,
 ) -> Codes | str:
-    """``name``'s codes for the patterns ``[start, stop)`` (``x``), or the fault line."""
+    """``name``'s codes for the patterns ``[start, stop)`` (``x``), or the fault line.
+
+    ``sealed``: ``x`` is already a sealed copy (:func:`fp8lab.runtime.guard.sealed_copy`)
+    that the caller does not read, so it is passed as it is, and the encoder is a
+    built-in one, whose codes are a fresh array, kept without a copy.
+    """
     try:
-        return _codes(name, fmt, saturate, nan, start, stop, x)
+        return _codes(name, fmt, saturate, nan, (start, stop), x, sealed)
     except KernelFaultError as exc:
         return exc.line(f"encoder {name!r}")
     except _BadOutputError as exc:

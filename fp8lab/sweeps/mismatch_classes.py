@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from fp8lab.specs.format import FormatSpec
 
-__all__ = ["MISMATCH_CLASSES", "classify_mismatches", "nan_code_lut"]
+__all__ = ["MISMATCH_CLASSES", "classify_mismatches", "nan_code_lut", "nan_code_mask"]
 
 MISMATCH_CLASSES = ("nan_code", "nan_input", "inf", "overflow", "tie", "subnormal", "other")
 
@@ -27,6 +27,37 @@ MISMATCH_CLASSES = ("nan_code", "nan_input", "inf", "overflow", "tie", "subnorma
 def nan_code_lut(fmt: FormatSpec) -> npt.NDArray[np.bool_]:
     """True at every NaN code of ``fmt``."""
     return np.array([fmt.is_nan_code(c) for c in range(256)], np.bool_)
+
+
+@cache
+def _nan_code_range(fmt: FormatSpec) -> tuple[int, int, int] | None:
+    """``(mask, lo, width)``: a code c is a NaN code iff ``(c & mask) - lo`` (mod 256) <= width.
+
+    None when no such test holds for all 256 codes.
+    """
+    lut = nan_code_lut(fmt)
+    for mask in (0xFF, fmt.magnitude_mask):
+        kept = sorted({c & mask for c in range(256) if lut[c]})
+        if not kept or kept != list(range(kept[0], kept[-1] + 1)):
+            continue
+        test = [((c & mask) - kept[0]) % 256 <= kept[-1] - kept[0] for c in range(256)]
+        if test == lut.tolist():
+            return mask, kept[0], kept[-1] - kept[0]
+    return None
+
+
+def nan_code_mask(codes: npt.NDArray[np.uint8], fmt: FormatSpec) -> npt.NDArray[np.bool_]:
+    """True where ``codes`` holds a NaN code of ``fmt`` (:func:`nan_code_lut` of each code).
+
+    By two or three whole-array integer operations where the NaN codes form one
+    range (of codes or of magnitudes), else by the table.
+    """
+    test = _nan_code_range(fmt)
+    if test is None:
+        lut = nan_code_lut(fmt)
+        return lut[codes] if lut.any() else np.zeros(codes.shape, np.bool_)
+    mask, lo, width = test
+    return (codes & np.uint8(mask)) - np.uint8(lo) <= np.uint8(width)
 
 
 @cache

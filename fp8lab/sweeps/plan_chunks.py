@@ -2,7 +2,9 @@
 
 Proofs of a plan often share a side: the scan reference for one format and
 policy, or the fast codec, appears in several. :func:`compare_plan_chunk`
-materialises the chunk's patterns once, evaluates each distinct side once
+materialises the chunk's patterns once, hands every side one sealed copy of
+them (:func:`fp8lab.runtime.guard.sealed_copy`; the comparison reads its own),
+evaluates each distinct side once
 (lazily, in plan order, so a side after a faulting one is not run, as in
 :func:`fp8lab.sweeps.exhaustive_chunks.compare_chunk`) and compares every proof
 from those codes. Each proof's :class:`ChunkResult` is the one ``compare_chunk``
@@ -20,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from fp8lab.runtime.guard import sealed_copy
 from fp8lab.specs.formats import get_format
 from fp8lab.sweeps.encoders import BUILTIN_ENCODERS, resolve_encoder
 from fp8lab.sweeps.exhaustive_chunks import ChunkResult, chunk_patterns, compare_codes, side_codes
@@ -46,6 +49,7 @@ def compare_plan_chunk(
 ) -> tuple[ChunkResult, ...]:
     """Each of ``proofs`` compared on the float32 patterns ``[start, stop)``, in order."""
     x = chunk_patterns(start, stop)
+    seen = sealed_copy(x)
     codes: dict[Side, npt.NDArray[np.uint8] | str] = {}
     out = []
     for a, b, fmt, saturate, nan in proofs:
@@ -54,7 +58,9 @@ def compare_plan_chunk(
         for name in (a, b):
             key = side_key(name, spec.name, saturate, nan)
             if key not in codes:
-                codes[key] = side_codes(name, spec.name, saturate, nan, start, stop, x)
+                codes[key] = side_codes(
+                    name, spec.name, saturate, nan, start, stop, seen, sealed=True
+                )
             got = codes[key]
             if isinstance(got, str):
                 out.append(ChunkResult(0, {}, {}, 0, start, got))

@@ -3,7 +3,13 @@ import os
 import numpy as np
 import pytest
 
-from fp8lab.runtime.guard import KernelFaultError, call_kernel, private_readonly
+from fp8lab.runtime.guard import (
+    KernelFaultError,
+    call_kernel,
+    call_sealed,
+    private_readonly,
+    sealed_copy,
+)
 
 
 def test_kernel_writing_into_its_input_gets_a_clear_error_and_changes_nothing():
@@ -53,3 +59,17 @@ def test_keyboard_interrupt_passes_through():
 def test_non_arrays_pass_unchanged():
     assert private_readonly(0.5) == 0.5
     assert private_readonly(os) is os
+
+
+def test_a_sealed_copy_refuses_writes_and_cannot_be_made_writable():
+    x = np.arange(4, dtype=np.float32)
+    sealed = sealed_copy(x)
+
+    def sneaky(a):
+        a.setflags(write=True)
+        a[:] = 0
+        return a
+
+    with pytest.raises(KernelFaultError, match="WRITEABLE"):
+        call_sealed(sneaky, sealed)
+    assert sealed.tolist() == [0, 1, 2, 3] and not np.shares_memory(sealed, x)

@@ -53,8 +53,10 @@ def test_a_faulting_side_faults_every_proof_using_it_and_no_other(
 ) -> None:
     real = plan_chunks.side_codes
 
-    def array_raises(name: str, *args: object) -> object:
-        return "encoder 'array' raised planted" if name == "array" else real(name, *args)  # type: ignore[arg-type]
+    def array_raises(name: str, *args: object, **kwargs: bool) -> object:
+        if name == "array":
+            return "encoder 'array' raised planted"
+        return real(name, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(plan_chunks, "side_codes", array_raises)
     plan = tuple(p for p in PROOF_PLAN if p.format == "e4m3fn" and p.saturate)
