@@ -4,11 +4,7 @@ Each resolves, for a format and policy, to a callable from float32 arrays to
 uint8 codes. The scan reference also evaluates contiguous bit-pattern ranges
 directly (:func:`fp8lab.refs.scan_pattern_range`). Two built-in oracles keep a
 NaN policy of their own whatever the run asks for (``fixed_nan``): ml_dtypes
-keeps the NaN sign, the ``F32ToFp8`` port emits 0x7F. The port is evaluated
-by its compiled twin (:func:`fp8lab.kernels.f32tofp8_twin.compiled_f32_to_fp8`,
-generated from the port's own source), which hands every lane where numba could
-differ back to the numpy port, so every code is the numpy port's; where no twin
-can be built, the numpy port itself runs. A ``MODULE:FUNC`` encoder
+keeps the NaN sign, the ``F32ToFp8`` port emits 0x7F. A ``MODULE:FUNC`` encoder
 runs in a child process of its own, under a watchdog; it receives the run's
 format and policies as keyword arguments if its signature takes them (``fmt``
 or ``format``, ``saturate``, ``nan``; or ``**kwargs``).
@@ -96,21 +92,6 @@ def _user_encoder(name: str, fmt: str, saturate: bool, nan: str) -> Encoder:
 
 
 @cache
-def _f32tofp8() -> Callable[[npt.NDArray[np.float32]], Codes]:
-    """The ``F32ToFp8`` port through its compiled twin, or the numpy port when none builds."""
-    from fp8lab.kernels.f32tofp8_twin import compiled_f32_to_fp8
-
-    try:
-        return compiled_f32_to_fp8()
-    except RuntimeError:
-        return f32_to_fp8
-
-
-def _f32tofp8_codes(x: npt.NDArray[np.float32]) -> Codes:
-    return _f32tofp8()(x)
-
-
-@cache
 def resolve_encoder(name: str, fmt_name: str, saturate: bool, nan: str) -> Encoder:
     """Resolve ``name`` for one format and policy.
 
@@ -138,7 +119,7 @@ def resolve_encoder(name: str, fmt_name: str, saturate: bool, nan: str) -> Encod
             raise EncoderError("f32tofp8 is the production e4m3fn encoder: saturating only")
         return Encoder(
             name,
-            _f32tofp8_codes,
+            f32_to_fp8,
             policy_note="NaN -> 0x7F, sign dropped",
             fixed_nan="canonical",
         )

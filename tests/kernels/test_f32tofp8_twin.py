@@ -104,30 +104,6 @@ def test_the_twin_is_the_fast_codec_on_all_2_32_patterns() -> None:
         assert fast(x).tobytes() == encode(x, "e4m3fn", saturate=True, nan="canonical").tobytes()
 
 
-def test_the_proofs_f32tofp8_side_is_the_twin_and_gives_the_numpy_ports_codes() -> None:
-    from fp8lab.sweeps import encoders
-
-    side = encoders.resolve_encoder("f32tofp8", "e4m3fn", True, "canonical")
-    assert encoders._f32tofp8() is not f32tofp8.f32_to_fp8  # the compiled twin was built
-    x = np.array(encoder_probes())
-    assert side.encode(x).tobytes() == f32tofp8.f32_to_fp8(x).tobytes()
-    for lo in (0x7F7F_8000, 0xFF7F_8000, 0x7FFF_0000):  # both signs' inf and NaNs
-        assert (
-            side.encode(_chunk(lo, 1 << 16)).tobytes()
-            == f32tofp8.f32_to_fp8(_chunk(lo, 1 << 16)).tobytes()
-        )
-
-
-@pytest.mark.slow
-def test_the_twin_is_the_numpy_port_on_all_2_32_patterns() -> None:
-    # the plan evaluates the port's side by the twin: this closes the chain to the numpy port
-    fast = twin.compiled_f32_to_fp8()
-    with np.errstate(all="ignore"):
-        for lo in range(0, 1 << 32, 1 << 24):
-            x = _chunk(lo, 1 << 24)
-            assert fast(x).tobytes() == f32tofp8.f32_to_fp8(x).tobytes(), hex(lo)
-
-
 def _block_loop_line() -> int:
     import inspect
 
