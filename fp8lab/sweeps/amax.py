@@ -107,8 +107,7 @@ def _nvfp4_scales(
         vb[i] = v2 if pair == _DIV_VS_RCP else v3
 
 
-@numba.njit(parallel=True, cache=True)
-def _sweep(
+def _sweep_chunks(
     pair: int,
     start: int,
     stop: int,
@@ -175,6 +174,12 @@ def _sweep(
     return out
 
 
+# one compiled loop on all cores, and the same loop serial for a range of one chunk or less
+# (a range of a few patterns would otherwise pay a thread-pool hand-off per call)
+_sweep = numba.njit(parallel=True, cache=True)(_sweep_chunks)
+_sweep_serial = numba.njit(cache=True)(_sweep_chunks)
+
+
 def sweep_pair(pair: str, *, run: RangeRun = EVERY_PATTERN, s_enc: float = 1.0) -> SweepResult:
     """Count the amax patterns of ``run``'s range on which the two rules of ``pair`` split.
 
@@ -192,7 +197,7 @@ def sweep_pair(pair: str, *, run: RangeRun = EVERY_PATTERN, s_enc: float = 1.0) 
         raise ValueError("the amax sweep runs in this process's threads: give it a range only")
     table = float32_table(FORMATS["e4m3fn"], True, NAN_POLICIES["canonical"])
     t0 = time.monotonic()
-    rows = _sweep(
+    rows = (_sweep if stop - start > _CHUNK else _sweep_serial)(
         PAIRS.index(pair),
         start,
         stop,
