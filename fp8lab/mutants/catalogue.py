@@ -178,6 +178,14 @@ CATALOGUE: tuple[MutantSpec, ...] = (
         "arithmetic_float32_for_input",
     ),
     MutantSpec(
+        "Q22",
+        "e8m0 byte from the exponent bits where float32 ceil(log2) is declared",
+        "scaling",
+        KNOWN,
+        "scheme",
+        "e8m0_exponent_bits_for_log2",
+    ),
+    MutantSpec(
         "N01",
         "nvfp4 e4m3 block scale truncated, not RNE",
         "rounding",
@@ -276,6 +284,14 @@ CATALOGUE: tuple[MutantSpec, ...] = (
         KNOWN,
         "scheme",
         "nvfp4_amax_skips_nan",
+    ),
+    MutantSpec(
+        "N15",
+        "nvfp4 NaN products +6 where torchao's NaN bits are declared",
+        "nan",
+        KNOWN,
+        "scheme",
+        "nvfp4_nan_maxnorm",
     ),
     MutantSpec(
         "C01", "bf16 rounding point moved", "rounding point", KNOWN, "chain", "rounding_point_moved"

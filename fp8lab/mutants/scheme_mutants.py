@@ -186,6 +186,22 @@ NVFP4_MUTANTS: dict[str, SchemeMutant] = {
             ),
         ),
     ),
+    # A NaN product coded +6 (the PTX cast's 0x7) where torchao's bitwise cast of the float32
+    # NaN is declared, and a NaN block byte the scale side makes left 0x7F (not 0xFF).
+    "nvfp4_nan_maxnorm": SchemeMutant(
+        _TORCHAO,
+        (
+            (
+                "        if spec.nan_code is Nvfp4NanCode.TORCH_BITS:  # 0/0, inf/inf: the negative"
+                " default NaN\n",
+                "        if False:  # the scale side's NaN byte unsigned whatever the rule says\n",
+            ),
+            (
+                "    if spec.nan_code is Nvfp4NanCode.TORCH_BITS:\n        codes[nan]",
+                "    if False:  # NaN products +6 whatever the rule says\n        codes[nan]",
+            ),
+        ),
+    ),
 }
 
 SCHEME_MUTANTS: dict[str, SchemeMutant] = {
@@ -336,6 +352,18 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
             (
                 "            if spec.e8m0_nan_block is E8m0NanBlock.FINITE_TO_ZERO:\n",
                 "            if False:  # a NaN block all NaN whatever the rule says\n",
+            ),
+        ),
+    ),
+    # The e8m0 byte from the exponent bits where torchao RCEIL's float32 ceil(log2(d)) is
+    # declared: a d just above 2**k whose log2 rounds down to k gets 2**(k+1), one byte high.
+    "e8m0_exponent_bits_for_log2": SchemeMutant(
+        (("mxfp8", "torchao-0.18-mxfp8-rceil"),),
+        (
+            (
+                "        if rule.e8m0_exponent is E8m0Exponent.LOG2_FLOAT32:"
+                "  # torch.ceil(torch.log2(d))\n",
+                "        if False:  # the exponent bits whatever the rule says\n",
             ),
         ),
     ),

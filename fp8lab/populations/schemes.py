@@ -24,6 +24,13 @@ case's constructed amax, so each granularity sees it:
   different codes, every one a bfloat16 value, so both input dtypes carry them:
   a rule's divide/reciprocal twin fails this case in each dtype, beside
   ``near-ties`` and ``amax-last``;
+* ``log2-split`` (three calls of four rows each): amax from
+  :data:`E8M0_LOG2_SPLIT_AMAX_BITS`, each just above ``448 * 2**k``, where
+  ``d = float32(amax / 448)`` has a float32 ``log2`` that rounds down onto
+  ``k``: torchao RCEIL's ``ceil(log2(d))`` is one e8m0 byte below the
+  exponent-bits ceiling there (``e8m0_exponent``). Each call is one assertion,
+  so a port that takes the bits for the ``log2`` fails at least three of them
+  (on float32 input; bfloat16 holds none of these amaxes);
 * ``amax-last``: magnitudes rising along the row by a factor of about
   ``2**(1/32)`` (distinct in bfloat16 too), so every block of every size, the
   row and the tensor hold their amax once, in their last element: where an
@@ -44,6 +51,7 @@ from fp8lab.specs.formats import get_format
 
 __all__ = [
     "CASES",
+    "E8M0_LOG2_SPLIT_AMAX_BITS",
     "NVFP4_FUSED_SPLIT_AMAX_BITS",
     "DIVIDE_SPLIT_AMAXES",
     "NVFP4_SPLIT_AMAX_BITS",
@@ -74,6 +82,20 @@ _DIVIDE_SPLIT = "divide-split"
 # [2**-12, 2**13) and every bfloat16 x; the split is the same at any power-of-two multiple).
 DIVIDE_SPLIT_AMAXES = (0.095703125, 0.765625, 12.25, 0.203125, 2.15625, 41.5)
 _SUB = 16  # the smallest block in the catalogue (NVFP4)
+# float32 amax patterns on which float32(amax / 448)'s e8m0 byte under ceil(float32 log2) (torchao
+# 0.18 RCEIL, e8m0_exponent = "log2-float32") is one below the exponent-bits ceiling ("bits"):
+# found over all 2^31 non-negative patterns by comparing fp8lab.kernels.scheme.amax_scales under
+# torchao-0.18-mxfp8-rceil and under that rule with e8m0_exponent = "bits". There are 6,289,
+# each 1 to 40 patterns (fewer near k = 0, none for k in [-4, 3]) above 448 * 2**k,
+# k = -127..119 (at k = -127 the quotient is subnormal). Here, for twelve k spread over that
+# range, the highest split pattern of its binade (the pattern above it does not split; a test
+# re-derives both), four to a call: k = -127, -118, -96, -70 | -45, -20, 12, 37 | 64, 88, 105, 119.
+E8M0_LOG2_SPLIT_AMAX_BITS = (
+    (0x0460_0028, 0x08E0_0027, 0x13E0_0027, 0x20E0_0027),
+    (0x2D60_0014, 0x39E0_0009, 0x49E0_0004, 0x5660_0014),
+    (0x63E0_0027, 0x6FE0_0027, 0x7860_0027, 0x7F60_0027),
+)
+_LOG2_SPLIT = "log2-split"
 # TE's two NVFP4 block-scale formulas, amax/6*S_enc and amax*(1/6)*S_enc, give different
 # e4m3fn bytes at S_enc = 1 on exactly these 15 finite amax patterns, (1.78125 - ulp) * 2^e
 # for e = -4..10: found over all 2^31 positive patterns by sweep_pair(
@@ -112,10 +134,13 @@ def case_labels(element: str | FormatSpec) -> tuple[str, ...]:
 
     e2m1fn (NVFP4, the one scheme GQ runs with those elements) adds two cases built
     for its block-scale formulas; every other element format adds ``divide-split``
-    (e2m1fn's six magnitudes leave no quotient for it to split).
+    (e2m1fn's six magnitudes leave no quotient for it to split) and ``log2-split``
+    three times (one label, three calls).
     """
     nvfp4 = (_NVFP4_SPLIT, _NVFP4_FUSED_SPLIT)
-    return (*CASES, *nvfp4) if get_format(element).name == "e2m1fn" else (*CASES, _DIVIDE_SPLIT)
+    if get_format(element).name == "e2m1fn":
+        return (*CASES, *nvfp4)
+    return (*CASES, _DIVIDE_SPLIT, *(_LOG2_SPLIT,) * len(E8M0_LOG2_SPLIT_AMAX_BITS))
 
 
 def _nvfp4_split_rows(rng: np.random.Generator, k: int) -> npt.NDArray[np.float32]:
@@ -263,4 +288,7 @@ def scheme_population(
         cases.append((_NVFP4_FUSED_SPLIT, _nvfp4_fused_split_rows(rng, k)))
     else:
         cases.append((_DIVIDE_SPLIT, _divide_split_rows(fmt, k)))
+        for bits in E8M0_LOG2_SPLIT_AMAX_BITS:
+            amaxes = np.array(bits, np.uint32).view(np.float32).astype(np.float64)
+            cases.append((_LOG2_SPLIT, _with_amax(amaxes.tolist(), rng, k)))
     return cases

@@ -98,7 +98,8 @@ def test_the_port_passes_gq_and_the_record_counts_it(name: str) -> None:
     tensor = GQ_SCHEME_OF[name] in ("per-tensor", "nvfp4")
     calls = 2 if GQ_SCHEME_OF[name] == "nvfp4" else 1  # nvfp4: the own and a 1.5x global amax
     nvfp4 = GQ_SCHEME_OF[name] == "nvfp4"  # its two formula-split cases add three tensors each
-    want = 2 * calls * (99 if tensor else 14)
+    # e4m3fn: 17 cases (three of them log2-split), 111 tensor rows (those three add 12)
+    want = 2 * calls * ((99 if nvfp4 else 111) if tensor else 17)
     assert result.cases == want and result.assertions == result.cases
     assert result.words > 10_000 and result.mismatches == result.assertions_failed == 0
     labels = set(case_labels("e2m1fn" if nvfp4 else "e4m3fn"))

@@ -7,7 +7,10 @@ its exact reference. The ``divide-split`` case was designed for this
 (:data:`fp8lab.populations.schemes.DIVIDE_SPLIT_AMAXES`); its elements are
 re-derived here with the scan reference, not the codec that chose them. A
 power-of-two scale has an exact reciprocal, so those rules' twins are the
-rule itself: GQ must not fail them. Neither may it fail the ``scale_from``
+rule itself: GQ must not fail them, except the ``scale_from`` twin of a rule
+whose e8m0 exponent is ``ceil(float32 log2(d))`` (torchao RCEIL): there the
+last ulp of ``d = amax / 448`` decides the byte where the ``log2`` rounds onto
+an integer, and the ``log2-split`` case kills that twin. Neither may it fail the ``scale_from``
 twin of a rule whose quotient is float64 (``M / amax`` and ``M * (1 / amax)``
 in float64 round to the same float32 for every float32 amax:
 ``tests/specs/test_rule_axes.py``); a multiplier's element step ``x * s`` has
@@ -25,7 +28,7 @@ from fp8lab.gates import GQ_RULES, run_gq
 from fp8lab.populations.schemes import DIVIDE_SPLIT_AMAXES, divide_split_elements
 from fp8lab.refs import ScanPolicy, reference_scheme_quant, scan_encode
 from fp8lab.specs.formats import get_format
-from fp8lab.specs.scale_rules import RULES, Apply, Pow2, Quotient, Storage
+from fp8lab.specs.scale_rules import RULES, Apply, E8m0Exponent, Pow2, Quotient, Storage
 
 MARGIN = 3
 FLIP = {Apply.DIVIDE: Apply.RECIPROCAL, Apply.RECIPROCAL: Apply.DIVIDE}
@@ -50,7 +53,13 @@ def _twin_failures(scheme: str, name: str, step: str) -> tuple[int, set[str]]:
 @pytest.mark.parametrize(("scheme", "name", "step"), PAIRS, ids=[f"{n}-{s}" for _, n, s in PAIRS])
 def test_the_divide_reciprocal_twin_dies_with_margin(scheme: str, name: str, step: str) -> None:
     failed, cases = _twin_failures(scheme, name, step)
-    if RULES[name].pow2 is not Pow2.NONE:
+    rule = RULES[name]
+    if rule.e8m0_exponent is E8m0Exponent.LOG2_FLOAT32 and step == "scale_from":
+        # the byte is ceil(float32 log2(d)): one ulp of d can cross the log2's rounding point,
+        # and the log2-split amaxes sit on it (the highest split of their binades)
+        assert failed >= MARGIN and cases == {"log2-split"}, (failed, cases)
+        return
+    if rule.pow2 is not Pow2.NONE:
         assert failed == 0, f"{name}: a power-of-two scale's twin is the rule itself"
         return
     if RULES[name].quotient is Quotient.FLOAT64 and step == "scale_from":

@@ -80,7 +80,7 @@ def test_the_right_kernel_passes_through_the_command(kernel_dir: Path) -> None:
     (row,) = json.loads(out.read_text())
     assert (row["gate"], row["kernel"], row["status"]) == ("GQ", "gqk:right", "PASS")
     assert (row["scheme"], row["rule"]) == ("per-token", "vllm-per-token")
-    assert row["cases"] == 28 and row["words"] > 10_000
+    assert row["cases"] == 34 and row["words"] > 10_000
 
 
 def test_a_segfaulting_kernel_cannot_end_the_command(kernel_dir: Path) -> None:

@@ -1,4 +1,4 @@
-"""The nvfp4 catalogue mutants (N01-N14): each a patch of the NVFP4 port that GQ kills.
+"""The nvfp4 catalogue mutants (N01-N15): each a patch of the NVFP4 port that GQ kills.
 
 Their verdicts (KILLED by GQ alone, margin at least 3, not thin, words moved,
 the patch on record) and their published margins are asserted with the rest of
@@ -19,7 +19,7 @@ F32 = np.float32
 
 def test_every_nvfp4_mutant_has_one_catalogue_entry_gated_under_nvfp4() -> None:
     assert sorted(m.build for m in NVFP4) == sorted(NVFP4_MUTANTS)
-    assert [m.id for m in NVFP4] == [f"N{i:02d}" for i in range(1, 15)]
+    assert [m.id for m in NVFP4] == [f"N{i:02d}" for i in range(1, 16)]
     assert {s for m in NVFP4_MUTANTS.values() for s, _ in m.gated_as} == {"nvfp4"}
     rules = {r for m in NVFP4_MUTANTS.values() for _, r in m.gated_as}
     assert rules == {
