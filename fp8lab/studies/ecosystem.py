@@ -10,8 +10,8 @@ gives GQ's verdict on those same outputs under the library's rule and under
 the spec rule; names the axes on which the two declarations differ
 (:func:`~fp8lab.gates.rule_candidates.differing_axes`); and counts, over a
 range of float32 amax patterns, where the two rules store different scales
-(:func:`amax_split`). A library that does not import gives a row saying
-``absent``; a rule this build does not declare, ``rule not in this build``.
+(:func:`amax_split`; NVFP4: :mod:`~fp8lab.studies.ecosystem_nvfp4`). A library
+that does not import gives ``absent``; a rule not declared, ``rule not in this build``.
 """
 
 from __future__ import annotations
@@ -148,13 +148,12 @@ def missing_rules(row: LibraryRow) -> tuple[str, ...]:
 class AmaxSplit:
     """Where two rules' scales differ over the amax patterns ``[start, stop)``.
 
-    ``scale_differs``: the stored scales stand for different divisors (the
-    same storage: bits differ; a multiplier ``m`` against a divisor ``d``:
-    ``m * d != 1`` exactly). ``applied_differs``: the factor applied to ``x``
-    differs (``x / d``, ``x * fl(1/d)`` or ``x * m``; a division and a
-    multiplication agree only by a power of two and its exact reciprocal), so
-    some element of a block with that amax can get another code.
-    ``*_nan_amax``: of those, the NaN patterns.
+    ``scale_differs``: the stored scales stand for different divisors (the same storage: bits
+    differ; a multiplier ``m`` against a divisor ``d``: ``m * d != 1`` exactly).
+    ``applied_differs``: the factor applied to ``x`` differs (``x / d``, ``x * fl(1/d)`` or
+    ``x * m``; a division and a multiplication agree only by a power of two and its exact
+    reciprocal), so some element of a block with that amax can get another code.
+    ``*_nan_amax``: of those, the NaN patterns. NVFP4: block bytes and element multipliers.
     """
 
     own_rule: str
@@ -245,10 +244,11 @@ def amax_split(own_rule: str, spec_rule: str, run: RangeRun | None = None) -> Am
 
     Each pattern is one block's amax (+0 up to +NaN), put through each rule's
     scale step (:func:`fp8lab.kernels.scheme.amax_scales`, float32 input), in
-    ``run``'s chunks on its workers (default: one process per core).
+    ``run``'s chunks on its workers (default: one process per core). NVFP4: block
+    amaxes at one global amax (:mod:`fp8lab.studies.ecosystem_nvfp4`).
 
     Raises:
-        ValueError: for an unknown rule or a range outside ``[0, 2**31]``.
+        ValueError: for an unknown or mixed (NVFP4 and not) pair, a range outside ``[0, 2**31]``.
     """
     run = run or RangeRun()
     start, stop = run.bounds(ALL_NON_NEGATIVE, "amax pattern range")
