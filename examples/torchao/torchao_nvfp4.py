@@ -10,15 +10,11 @@ GQ under the rule fp8lab names after it and fails TransformerEngine's:
         --kernel torchao_nvfp4:quantize --arrays torch      # PASS
     fp8lab gates --gate GQ --scheme nvfp4 --rule te-nvfp4-divide \
         --kernel torchao_nvfp4:quantize --arrays torch      # FAIL
+
+The kernel lives in the package (:mod:`fp8lab.kernels.library.torchao_nvfp4`); this
+file names it here, so ``--kernel torchao_nvfp4:quantize`` works from this folder.
 """
 
-import torch
-from torchao.prototype.mx_formats.nvfp4_tensor import nvfp4_quantize, per_tensor_amax_to_scale
+from fp8lab.kernels.library.torchao_nvfp4 import quantize
 
-
-def quantize(x: torch.Tensor, global_amax: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """e2m1 codes [M, K] (low nibble) and e4m3fn block-scale bytes [M, K/16] of ``x``."""
-    per_tensor_scale = per_tensor_amax_to_scale(global_amax.reshape(()))
-    scales, packed = nvfp4_quantize(x.contiguous(), 16, per_tensor_scale)
-    codes = torch.stack([packed & 0x0F, packed >> 4], dim=-1).reshape(x.shape)
-    return codes, scales.view(torch.uint8).reshape(x.shape[0], -1)
+__all__ = ["quantize"]

@@ -52,7 +52,9 @@ __all__ = [
     "SchemePort",
     "amax_scales",
     "nvfp4_block_scales",
+    "nvfp4_multipliers",
     "nvfp4_quant",
+    "nvfp4_stored_scales",
     "scheme_quant",
 ]
 
@@ -303,6 +305,38 @@ def nvfp4_block_scales(
     return encode(np.asarray(s, _F32), "e4m3fn", saturate=True, nan="canonical")
 
 
+def nvfp4_stored_scales(
+    block_amax: np.ndarray, global_amax: float | np.ndarray, rule: Nvfp4ScaleRule
+) -> npt.NDArray[np.uint8]:
+    """The block-scale bytes the rule's kernel stores: :func:`nvfp4_block_scales`, NaN signed.
+
+    A ``TORCH_BITS`` rule stores the NaN its scale side makes (``0 / 0``, ``inf /
+    inf``, from a block amax that is not NaN) as 0xFF, x86's negative default NaN.
+    """
+    scale = nvfp4_block_scales(block_amax, global_amax, rule)
+    if rule.nan_code is Nvfp4NanCode.TORCH_BITS:
+        made = np.isnan(decode(scale, "e4m3fn")) & ~np.isnan(np.asarray(block_amax, _F32))
+        scale = np.where(made, scale | np.uint8(0x80), scale).astype(np.uint8)
+    return scale
+
+
+def nvfp4_multipliers(
+    scale: npt.NDArray[np.uint8], global_amax: float | np.ndarray, rule: Nvfp4ScaleRule
+) -> npt.NDArray[np.float32]:
+    """The float32 element multiplier of each block-scale byte under the rule's ``inverse``.
+
+    ``S_enc / S_dec_b`` (``__fdiv_rn``, unclamped) or ``fminf(1 / (S_dec_b *
+    S_dec), FLT_MAX)``; ``global_amax`` is one float32, or one per byte.
+    """
+    g = np.asarray(global_amax, _F32)
+    dec_b = decode(scale, "e4m3fn").astype(_F32)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        s_enc, s_dec = _tensor_scales(g, rule)
+        if rule.inverse is Nvfp4Inverse.ENCODE_QUOTIENT:
+            return np.asarray(s_enc / dec_b, _F32)
+        return np.asarray(np.fmin(_F32(1.0) / (dec_b * s_dec), np.finfo(_F32).max), _F32)
+
+
 def nvfp4_quant(
     x: np.ndarray, global_amax: np.ndarray, rule: str | Nvfp4ScaleRule
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
@@ -332,17 +366,8 @@ def nvfp4_quant(
         amax = np.fmax.reduce(np.abs(blocks), axis=1, initial=_F32(0))
         if spec.amax_nan is AmaxNan.PROPAGATE:  # torch.amax: a NaN wins
             amax = np.where(np.isnan(blocks).any(axis=1), _F32(np.nan), amax)
-        scale = nvfp4_block_scales(amax, g, spec)
-        s_enc, s_dec = _tensor_scales(g, spec)
-        if spec.nan_code is Nvfp4NanCode.TORCH_BITS:  # 0/0, inf/inf: the negative default NaN
-            made = np.isnan(decode(scale, "e4m3fn")) & ~np.isnan(amax)
-            scale = np.where(made, scale | np.uint8(0x80), scale).astype(np.uint8)
-        dec_b = decode(scale, "e4m3fn").astype(_F32)
-        if spec.inverse is Nvfp4Inverse.ENCODE_QUOTIENT:
-            inv = s_enc / dec_b  # __fdiv_rn(S_enc, float(S_dec_b_fp8))
-        else:
-            inv = np.fmin(_F32(1.0) / (dec_b * s_dec), np.finfo(_F32).max)
-        q = blocks * inv[:, None]
+        scale = nvfp4_stored_scales(amax, g, spec)
+        q = blocks * nvfp4_multipliers(scale, g, spec)[:, None]
     nan = np.isnan(q)
     codes = encode(np.where(nan, _F32(0), q), "e2m1fn", saturate=True, nan="canonical")
     codes[nan] = 0x07

@@ -10,8 +10,8 @@ gives GQ's verdict on those same outputs under the library's rule and under
 the spec rule; names the axes on which the two declarations differ
 (:func:`~fp8lab.gates.rule_candidates.differing_axes`); and counts, over a
 range of float32 amax patterns, where the two rules store different scales
-(:func:`amax_split`). A library that does not import gives a row saying
-``absent``; a rule this build does not declare, ``rule not in this build``.
+(:func:`amax_split`; NVFP4: :mod:`~fp8lab.studies.ecosystem_nvfp4`). A library
+that does not import gives ``absent``; a rule not declared, ``rule not in this build``.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from fp8lab.specs.scale_rules import (
     Storage,
     get_rule,
 )
+from fp8lab.studies import ecosystem_nvfp4 as nv
 from fp8lab.sweeps.range_run import RangeRun
 
 __all__ = [
@@ -91,12 +92,14 @@ ECOSYSTEM_ROWS: tuple[LibraryRow, ...] = (
     _R("compressed-tensors", "per-token", f"{_CT}:channel", "compressed-tensors-0.20-channel", "vllm-native-per-token"),  # noqa: E501
     _R("torchao", "mxfp8", f"{_MX}:floor", "torchao-0.18-mxfp8-floor", "ocp-floor"),
     _R("torchao", "mxfp8", f"{_MX}:rceil", "torchao-0.18-mxfp8-rceil", "rceil"),
+    _R("torchao", "nvfp4", "fp8lab.kernels.library.torchao_nvfp4:quantize", "torchao-0.18-nvfp4", "te-nvfp4-divide"),  # noqa: E501
 )
 # fmt: on
 
 # (library rule, spec rule) -> (scale_differs, applied_differs, differ_nan_amax) over all 2**31
-# non-negative amax patterns: the counts a full sweep must find (docs/rules.md explains each).
+# non-negative amax patterns (nvfp4: ecosystem_nvfp4's), as a full sweep must find (docs/rules.md).
 FULL_SPLITS: dict[tuple[str, str], tuple[int, int, int]] = {
+    **nv.NVFP4_FULL_SPLITS,
     ("torchao-0.18-float8-tensorwise", "vllm-per-tensor"): (
         2_147_483_480,
         1_107_855_178,
@@ -138,20 +141,19 @@ def library_version(library: str) -> str | None:
 
 def missing_rules(row: LibraryRow) -> tuple[str, ...]:
     """The rules ``row`` names that this build does not declare."""
-    return tuple(name for name in (row.own_rule, row.spec_rule) if name not in RULES)
+    return tuple(n for n in (row.own_rule, row.spec_rule) if not nv.declared(n))
 
 
 @dataclass(frozen=True)
 class AmaxSplit:
     """Where two rules' scales differ over the amax patterns ``[start, stop)``.
 
-    ``scale_differs``: the stored scales stand for different divisors (the
-    same storage: bits differ; a multiplier ``m`` against a divisor ``d``:
-    ``m * d != 1`` exactly). ``applied_differs``: the factor applied to ``x``
-    differs (``x / d``, ``x * fl(1/d)`` or ``x * m``; a division and a
-    multiplication agree only by a power of two and its exact reciprocal), so
-    some element of a block with that amax can get another code.
-    ``*_nan_amax``: of those, the NaN patterns.
+    ``scale_differs``: the stored scales stand for different divisors (the same storage: bits
+    differ; a multiplier ``m`` against a divisor ``d``: ``m * d != 1`` exactly).
+    ``applied_differs``: the factor applied to ``x`` differs (``x / d``, ``x * fl(1/d)`` or
+    ``x * m``; a division and a multiplication agree only by a power of two and its exact
+    reciprocal), so some element of a block with that amax can get another code.
+    ``*_nan_amax``: of those, the NaN patterns. NVFP4: block bytes and element multipliers.
     """
 
     own_rule: str
@@ -242,18 +244,20 @@ def amax_split(own_rule: str, spec_rule: str, run: RangeRun | None = None) -> Am
 
     Each pattern is one block's amax (+0 up to +NaN), put through each rule's
     scale step (:func:`fp8lab.kernels.scheme.amax_scales`, float32 input), in
-    ``run``'s chunks on its workers (default: one process per core).
+    ``run``'s chunks on its workers (default: one process per core). NVFP4: block
+    amaxes at one global amax (:mod:`fp8lab.studies.ecosystem_nvfp4`).
 
     Raises:
-        ValueError: for an unknown rule or a range outside ``[0, 2**31]``.
+        ValueError: for an unknown or mixed (NVFP4 and not) pair, a range outside ``[0, 2**31]``.
     """
     run = run or RangeRun()
     start, stop = run.bounds(ALL_NON_NEGATIVE, "amax pattern range")
-    get_rule(own_rule), get_rule(spec_rule)
+    nvfp4 = own_rule not in RULES or spec_rule not in RULES  # nvfp4_pair refuses the rest
+    _ = nv.nvfp4_pair(own_rule, spec_rule) if nvfp4 else (get_rule(own_rule), get_rule(spec_rule))
     chunks = run.chunks([(start, stop)])
     place = run.placement()
     parts = run_tasks(
-        _split_chunk,
+        nv.nvfp4_split_chunk if nvfp4 else _split_chunk,
         [(own_rule, spec_rule, lo, hi) for lo, hi in chunks],
         workers=place.workers if len(chunks) > 1 else 1,  # one chunk: here
         executor=place.executor,
@@ -293,6 +297,16 @@ def run_isolated(row: LibraryRow, calls: list[GqCall], timeout: float = 300.0) -
         return record_outputs(host.kernel(), calls)
 
 
+# fmt: off
+_MEASURED = (  # the columns a row measures, None until measured
+    "inferred", "inferred_rule", "own_status", "own_calls", "own_words", "own_failed",
+    "own_mismatches", "spec_status", "spec_failed", "spec_mismatches", "differing_axes",
+    "amax_examined", "amax_scale_differs", "amax_applied_differs", "amax_nan_differs",
+    "amax_first_differ", "amax_global",  # amax_global: an nvfp4 row's global amax
+)
+# fmt: on
+
+
 def ecosystem_row(
     row: LibraryRow,
     run: RangeRun | None = None,
@@ -316,32 +330,18 @@ def ecosystem_row(
         "spec_rule": row.spec_rule,
         "status": "checked",
         "reason": "",
-        "inferred": None,
-        "inferred_rule": None,
-        "own_status": None,
-        "own_calls": None,
-        "own_words": None,
-        "own_failed": None,
-        "own_mismatches": None,
-        "spec_status": None,
-        "spec_failed": None,
-        "spec_mismatches": None,
-        "differing_axes": None,
-        "amax_examined": None,
-        "amax_scale_differs": None,
-        "amax_applied_differs": None,
-        "amax_nan_differs": None,
-        "amax_first_differ": None,
+        **dict.fromkeys(_MEASURED),
     }
     missing = missing_rules(row)
     if missing:
         return {**out, "status": "rule not in this build", "reason": ", ".join(missing)}
-    own, spec = RULES[row.own_rule], RULES[row.spec_rule]
+    own, spec = nv.any_rule(row.own_rule), nv.any_rule(row.spec_rule)
     axes = differing_axes(own, spec)
     split = amax_split(row.own_rule, row.spec_rule, run)
     out |= {
         "differing_axes": ", ".join(f"{k}: {_text(own, k)} -> {_text(spec, k)}" for k in axes),
         "amax_examined": split.examined,
+        "amax_global": nv.NVFP4_GLOBAL_AMAX if row.scheme == "nvfp4" else None,
         "amax_scale_differs": split.scale_differs,
         "amax_applied_differs": split.applied_differs,
         "amax_nan_differs": split.differ_nan_amax,
@@ -422,7 +422,7 @@ def axis_rows(table: list[dict[str, Any]]) -> list[dict[str, str]]:
     for r in table:
         if missing_rules(LibraryRow(r["library"], r["scheme"], "", r["own_rule"], r["spec_rule"])):
             continue
-        own, spec = RULES[r["own_rule"]], RULES[r["spec_rule"]]
+        own, spec = nv.any_rule(r["own_rule"]), nv.any_rule(r["spec_rule"])
         out += [
             {
                 "own_rule": own.name,

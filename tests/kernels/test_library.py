@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fp8lab.kernels.scheme import scheme_quant
+from fp8lab.kernels.scheme import nvfp4_quant, scheme_quant
 from fp8lab.studies.ecosystem import ECOSYSTEM_ROWS, LibraryRow
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -28,7 +28,13 @@ def _call(row: LibraryRow, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     pytest.importorskip(module, reason=f"{row.library} is not installed (the ecosystem extra)")
     path, _, name = row.kernel.partition(":")
     func = getattr(importlib.import_module(path), name)
-    codes, scales = func(torch.from_numpy(x))
+    g = np.abs(x).max(keepdims=True).reshape(1)  # nvfp4: the global amax, float32 [1]
+    args = (
+        (torch.from_numpy(x), torch.from_numpy(g))
+        if row.scheme == "nvfp4"
+        else (torch.from_numpy(x),)
+    )
+    codes, scales = func(*args)
     return codes.view(torch.uint8).numpy(), scales.numpy()
 
 
@@ -38,7 +44,12 @@ def test_wrapper_equals_its_rules_port(row: LibraryRow) -> None:
     x = (rng.standard_normal((4, 256)) * np.exp2(rng.integers(-20, 20, (4, 1)))).astype(np.float32)
     x[1] = 0.0  # an all-zero row: the floors and zero scales
     codes, scales = _call(row, x)
-    want_codes, want_scales = scheme_quant(x, row.own_rule)
+    if row.scheme == "nvfp4":
+        want_codes, want_scales = nvfp4_quant(
+            x, np.abs(x).max(keepdims=True).reshape(1), row.own_rule
+        )
+    else:
+        want_codes, want_scales = scheme_quant(x, row.own_rule)
     assert np.array_equal(codes, want_codes)
     assert np.array_equal(scales.view(np.uint32), want_scales.view(np.uint32))
 
@@ -48,6 +59,7 @@ def test_wrapper_equals_its_rules_port(row: LibraryRow) -> None:
     [
         ("torchao", "torchao_float8", ("tensorwise", "rowwise")),
         ("compressed_tensors", "compressed_tensors_fp8", ("tensor", "token", "group_128")),
+        ("torchao", "torchao_nvfp4", ("quantize",)),
     ],
 )
 def test_examples_name_the_packaged_kernels(

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from fp8lab.gates.gq import GqCall
-from fp8lab.kernels.scheme import amax_scales, scheme_quant
+from fp8lab.kernels.scheme import Nvfp4Port, amax_scales, scheme_quant
 from fp8lab.refs.schemes import reference_scheme_quant
 from fp8lab.runtime.guard import KernelFaultError
 from fp8lab.specs.scale_rules import RULES, Granularity
@@ -30,7 +30,8 @@ from fp8lab.studies.ecosystem import (
 )
 from fp8lab.sweeps.range_run import RangeRun
 
-ROW_RULES = sorted({n for r in ECOSYSTEM_ROWS for n in (r.own_rule, r.spec_rule)})
+# the float8 and e8m0 rules (nvfp4's split: test_ecosystem_nvfp4.py)
+ROW_RULES = sorted({n for r in ECOSYSTEM_ROWS for n in (r.own_rule, r.spec_rule) if n in RULES})
 SPECIALS = np.array(
     [0, 1, 0x7FFFFF, 0x800000, 0x3F800000, 0x43E00000, 0x3B000000, 0x7F7FFFFF, 0x7F800000],
     np.uint32,
@@ -128,6 +129,26 @@ def test_the_own_rules_port_passes_its_rule_and_fails_the_spec(
     assert (row["own_status"], row["own_mismatches"]) == ("PASS", 0)
     assert row["spec_status"] == "FAIL" and row["spec_mismatches"] > 0
     assert "min_scale: None -> " in row["differing_axes"]
+    assert not unexpected(row)
+
+
+def test_the_nvfp4_row_passes_its_rule_and_fails_te(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(eco, "library_version", lambda _lib: "0.0-test")
+    (entry,) = [r for r in ECOSYSTEM_ROWS if r.scheme == "nvfp4"]
+    port = Nvfp4Port(entry.own_rule)
+
+    def run(_row: LibraryRow, calls: list[GqCall]) -> list[Any]:
+        return [port(*(np.asarray(a) for a in c.args)) for c in calls]
+
+    row = ecosystem_row(
+        entry, RangeRun(start=0x3D80_0000, stop=0x3D80_0000 + (1 << 16)), runner=run
+    )
+    assert row["status"] == "checked" and row["inferred_rule"] == entry.own_rule
+    assert (row["own_status"], row["own_mismatches"]) == ("PASS", 0)
+    assert row["spec_status"] == "FAIL" and row["spec_mismatches"] > 0
+    assert "block_bounds: (0.015625, 448.0) -> None" in row["differing_axes"]  # library's first
+    assert "tensor_scale: divisor -> encode" in row["differing_axes"]
+    assert row["amax_global"] == 2688.0 and row["amax_scale_differs"] == 1 << 16
     assert not unexpected(row)
 
 
