@@ -10,6 +10,7 @@ import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
+from fp8lab.gates.gq_memo import remembered_expectation
 from fp8lab.refs import reference_nvfp4_quant, reference_scheme_quant
 from fp8lab.specs.nvfp4_rules import NVFP4_RULES, Nvfp4ScaleRule
 from fp8lab.specs.scale_rules import RULES, Granularity, NanCode, ScaleRule, get_rule
@@ -83,7 +84,9 @@ def _plan(scheme: str, rule: str | ScaleRule | Nvfp4ScaleRule) -> tuple[_Plan, s
             "e2m1fn",
             True,
             lambda x: [(tag, (x, g)) for tag, g in _global_amaxes(x)],
-            lambda a: reference_nvfp4_quant(a[0].astype(np.float32), float(a[1][0]), nv),
+            lambda a: remembered_expectation(
+                nv, a, lambda: reference_nvfp4_quant(a[0].astype(np.float32), float(a[1][0]), nv)
+            ),
         )
         return plan, nv.name
     if isinstance(rule, Nvfp4ScaleRule):
@@ -101,7 +104,8 @@ def _plan(scheme: str, rule: str | ScaleRule | Nvfp4ScaleRule) -> tuple[_Plan, s
         spec.element,
         spec.granularity is Granularity.TENSOR,
         lambda x: [("", (x,))],
-        lambda a: reference_scheme_quant(a[0], spec),  # its dtype: arithmetic = input reads it
+        # x keeps its dtype: a rule's arithmetic = "input" reads it
+        lambda a: remembered_expectation(spec, a, lambda: reference_scheme_quant(a[0], spec)),
         spec.nan_code is NanCode.ANY,
     )
     return plan, spec.name

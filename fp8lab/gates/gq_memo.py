@@ -1,0 +1,57 @@
+"""GQ's exact expectation, remembered per rule and call arguments across gate runs in one process.
+
+A call's expected codes and scales depend only on the rule and the call's
+arguments, never on the kernel under test. A mutation run, a planted-defect
+suite or ``rules infer`` judges many kernels on the same calls under the same
+rule, so each expectation is computed once and handed out again, read-only,
+while its key is among the :data:`KEEP` most recent. The key is a BLAKE2b
+digest of the rule's every field and of each argument's dtype, shape and bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["KEEP", "remembered_expectation"]
+
+KEEP = 4096  # calls kept: several runs' calls (396 at most each), tens of MiB at most
+Expectation = tuple[np.ndarray, np.ndarray]
+_KEPT: OrderedDict[bytes, Expectation] = OrderedDict()
+
+
+def _key(rule: object, args: Sequence[Any]) -> bytes:
+    digest = hashlib.blake2b(digest_size=32)
+    digest.update(repr(rule).encode())  # a frozen dataclass: every field, name and source
+    for arg in args:
+        array = np.asarray(arg)
+        digest.update(repr((array.dtype.str, array.shape)).encode())
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.digest()
+
+
+def remembered_expectation(
+    rule: object, args: Sequence[Any], compute: Callable[[], Expectation]
+) -> Expectation:
+    """``compute()`` (the rule's reference on ``args``), computed once per distinct rule and args.
+
+    Raises:
+        whatever ``compute`` raises (nothing is kept).
+    """
+    key = _key(rule, args)
+    found = _KEPT.get(key)
+    if found is None:
+        codes, scales = compute()
+        found = (np.asarray(codes), np.asarray(scales))
+        for array in found:
+            array.setflags(write=False)
+        _KEPT[key] = found
+        while len(_KEPT) > KEEP:
+            _KEPT.popitem(last=False)
+    else:
+        _KEPT.move_to_end(key)
+    return found
