@@ -1,0 +1,135 @@
+"""torchao's float8 and compressed-tensors' FP8 quantizers, run as black boxes, under the rules.
+
+Each quantizer (``examples/torchao``, ``examples/compressed_tensors``) is called
+on GQ's population once, in a child process with ``--arrays torch`` as the
+commands call it (``KernelHost``; the recording is shared by this module's
+tests). On those outputs it passes GQ under its own rule and fails under the
+spec rule of its scheme, and ``rules infer`` names its own rule's declaration
+where the population can tell it from the others. The commands themselves run
+once per library: ``fp8lab gates`` (PASS exit 0, FAIL exit 1) and ``fp8lab
+rules infer``. Skipped, with the reason, without the ``ecosystem`` extra.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fp8lab.gates.gq import GqCall, gq_calls, run_gq
+from fp8lab.gates.records import GateStatus
+from fp8lab.gates.rule_inference import Outputs, infer_rule, record_outputs
+from fp8lab.kernels.sources.isolated import KernelHost
+from fp8lab.specs.scale_rules import RULES
+from tests.meta.gates_subprocess import run_gates
+
+pytest.importorskip("torch", reason="torch is not installed (optional: the ecosystem extra)")
+pytest.importorskip("torchao", reason="torchao is not installed (optional: the ecosystem extra)")
+pytest.importorskip(
+    "compressed_tensors",
+    reason="compressed-tensors is not installed (optional: the ecosystem extra)",
+)
+
+pytestmark = [pytest.mark.process, pytest.mark.slow]
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+# (example folder, scheme, kernel, its own rule, the spec rule it departs from, inferred?)
+LIBRARIES = [
+    ("torchao", "per-tensor", "torchao_float8:tensorwise", "torchao-0.18-float8-tensorwise",
+     "vllm-per-tensor", True),
+    ("torchao", "per-token", "torchao_float8:rowwise", "torchao-0.18-float8-rowwise",
+     "vllm-native-per-token", True),
+    ("compressed_tensors", "per-tensor", "compressed_tensors_fp8:tensor",
+     "compressed-tensors-0.20-tensor", "vllm-per-tensor", False),
+    ("compressed_tensors", "per-token", "compressed_tensors_fp8:token",
+     "compressed-tensors-0.20-token", "vllm-native-per-token", True),
+    ("compressed_tensors", "per-group", "compressed_tensors_fp8:group_128",
+     "compressed-tensors-0.20-group-128", "vllm-per-group", True),
+    ("compressed_tensors", "per-token", "compressed_tensors_fp8:channel",
+     "compressed-tensors-0.20-channel", "vllm-native-per-token", False),
+]  # fmt: skip
+IDS = [row[2] for row in LIBRARIES]
+_RECORDED: dict[tuple[str, str, str], tuple[list[GqCall], list[Outputs]]] = {}
+
+
+def _recorded(example: str, scheme: str, kernel: str) -> tuple[list[GqCall], list[Outputs]]:
+    """The kernel's outputs on GQ's calls, from one isolated child per kernel and module."""
+    key = (example, scheme, kernel)
+    if key not in _RECORDED:
+        calls = gq_calls(scheme, next(r.name for r in RULES.values() if _fits(r.name, scheme)))
+        sys.path.insert(0, str(EXAMPLES / example))  # the child imports from the import path
+        try:
+            with KernelHost("scheme", kernel, scheme=scheme, arrays="torch") as host:
+                _RECORDED[key] = (calls, record_outputs(host.kernel(), calls))
+        finally:
+            sys.path.remove(str(EXAMPLES / example))
+    return _RECORDED[key]
+
+
+def _fits(rule: str, scheme: str) -> bool:
+    from fp8lab.gates.gq_plan import GQ_RULES
+
+    return rule in GQ_RULES[scheme]
+
+
+def _replayed(outputs: list[Outputs]) -> Any:
+    answers = iter(outputs)
+    return lambda *_args: next(answers)
+
+
+@pytest.mark.parametrize(
+    ("example", "scheme", "kernel", "own", "spec", "inferred"), LIBRARIES, ids=IDS
+)
+def test_the_library_passes_its_rule_and_fails_the_spec_rule(
+    example: str, scheme: str, kernel: str, own: str, spec: str, inferred: bool
+) -> None:
+    calls, outputs = _recorded(example, scheme, kernel)
+    right = run_gq(_replayed(outputs), scheme=scheme, rule=own, calls=calls)
+    assert right.status is GateStatus.PASS and right.assertions_failed == 0, right.reason
+    wrong = run_gq(_replayed(outputs), scheme=scheme, rule=spec, calls=calls)
+    assert wrong.status is GateStatus.FAIL and wrong.assertions_failed >= 3
+
+
+@pytest.mark.parametrize(
+    ("example", "scheme", "kernel", "own"),
+    [row[:4] for row in LIBRARIES if row[5]],
+    ids=[row[2] for row in LIBRARIES if row[5]],
+)
+def test_inference_names_the_librarys_own_rule(
+    example: str, scheme: str, kernel: str, own: str
+) -> None:
+    calls, outputs = _recorded(example, scheme, kernel)
+    found = infer_rule(scheme, kernel, calls, outputs)
+    assert found.status == "reproduced" and found.nearest_named == own
+    assert found.chosen is not None and not found.differing, found.differing
+
+
+def test_the_commands_on_a_library() -> None:
+    kernel = ["--scheme", "per-token", "--kernel", "torchao_float8:rowwise", "--arrays", "torch"]
+    for rule, code, word in (
+        ("torchao-0.18-float8-rowwise", 0, "PASS"),
+        ("vllm-native-per-token", 1, "FAIL"),
+    ):
+        done = run_gates(EXAMPLES / "torchao", "--gate", "GQ", "--rule", rule, *kernel)
+        assert done.returncode == code and word in done.stdout, done.stdout + done.stderr
+    argv = [
+        "rules",
+        "infer",
+        "--scheme",
+        "per-group",
+        "--kernel",
+        "compressed_tensors_fp8:group_128",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "fp8lab", *argv, "--arrays", "torch"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=EXAMPLES / "compressed_tensors",
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "inferred: compressed-tensors-0.20-group-128's own declaration" in done.stdout
