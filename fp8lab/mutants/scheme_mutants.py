@@ -65,7 +65,9 @@ _PROPAGATE = "    if rule.amax_nan is AmaxNan.SKIP:\n"
 
 _NV_AMAX = "        amax = np.fmax.reduce(np.abs(blocks), axis=1, initial=_F32(0))\n"
 _NV_BYTE = '    return encode(np.asarray(s, _F32), "e4m3fn", saturate=True, nan="canonical")\n'
-_NV_INV = "            inv = np.fmin(_F32(1.0) / (dec_b * s_dec), np.finfo(_F32).max)\n"
+_NV_INV = (
+    "        return np.asarray(np.fmin(_F32(1.0) / (dec_b * s_dec), np.finfo(_F32).max), _F32)\n"
+)
 _NV_RCP6 = "        rcp6 = _F32(1.0) / _F32(6.0)\n"
 _NV_NAN = "    nan = np.isnan(q)\n"
 _E2M1_MIDS = "[0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0]"
@@ -129,7 +131,7 @@ NVFP4_MUTANTS: dict[str, SchemeMutant] = {
     ),
     # The element multiplier without fminf(., FLT_MAX): a zero block gets 1/0 = inf, 0*inf = NaN.
     "nvfp4_inverse_unclamped": SchemeMutant(
-        _DIVIDE, ((_NV_INV, "            inv = _F32(1.0) / (dec_b * s_dec)\n"),)
+        _DIVIDE, ((_NV_INV, "        return np.asarray(_F32(1.0) / (dec_b * s_dec), _F32)\n"),)
     ),
     # TE's other block formula: amax * fl(1/6) * S_enc where amax / 6 * S_enc is declared.
     "nvfp4_reciprocal_for_divide": SchemeMutant(
@@ -171,8 +173,8 @@ NVFP4_MUTANTS: dict[str, SchemeMutant] = {
         _TORCHAO,
         (
             (
-                "            inv = s_enc / dec_b  # __fdiv_rn(S_enc, float(S_dec_b_fp8))\n",
-                "            inv = _F32(1.0) / (dec_b * s_dec)\n",
+                "            return np.asarray(s_enc / dec_b, _F32)\n",
+                "            return np.asarray(_F32(1.0) / (dec_b * s_dec), _F32)\n",
             ),
         ),
     ),
@@ -192,9 +194,9 @@ NVFP4_MUTANTS: dict[str, SchemeMutant] = {
         _TORCHAO,
         (
             (
-                "        if spec.nan_code is Nvfp4NanCode.TORCH_BITS:  # 0/0, inf/inf: the negative"
-                " default NaN\n",
-                "        if False:  # the scale side's NaN byte unsigned whatever the rule says\n",
+                "    if rule.nan_code is Nvfp4NanCode.TORCH_BITS:\n        made = ",
+                "    if False:  # the scale side's NaN byte unsigned whatever the rule says\n"
+                "        made = ",
             ),
             (
                 "    if spec.nan_code is Nvfp4NanCode.TORCH_BITS:\n        codes[nan]",
@@ -364,6 +366,20 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
                 "        if rule.e8m0_exponent is E8m0Exponent.LOG2_FLOAT32:"
                 "  # torch.ceil(torch.log2(d))\n",
                 "        if False:  # the exponent bits whatever the rule says\n",
+            ),
+        ),
+    ),
+    # A NaN element coded with its sign (as a CPU's arithmetic leaves it; the rule's
+    # nan_code = "any") where the format's positive NaN code is declared. Only rules whose
+    # NaN reaches the cast (no fminf/fmaxf clamp) can tell: the OCP MX ones.
+    "nan_code_sign_kept": SchemeMutant(
+        (("mxfp8", "ocp-floor"), ("mxfp8", "rceil")),
+        (
+            (
+                "    codes = encode(np.asarray(q, _F32).reshape(m, k), elem, saturate=True, "
+                'nan="canonical")\n',
+                "    codes = encode(np.asarray(q, _F32).reshape(m, k), elem, saturate=True, "
+                'nan="keep-sign")\n',
             ),
         ),
     ),
