@@ -186,6 +186,14 @@ CATALOGUE: tuple[MutantSpec, ...] = (
         "e8m0_exponent_bits_for_log2",
     ),
     MutantSpec(
+        "Q23",
+        "a NaN element's sign kept where the positive NaN code is declared",
+        "nan",
+        KNOWN,
+        "scheme",
+        "nan_code_sign_kept",
+    ),
+    MutantSpec(
         "N01",
         "nvfp4 e4m3 block scale truncated, not RNE",
         "rounding",

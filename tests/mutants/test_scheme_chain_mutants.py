@@ -48,8 +48,9 @@ def test_the_catalogue_names_every_builder_once() -> None:
     chain = sorted(m.build for m in NEW if m.target == "chain")
     # the scale-rule bug classes: 11 classes, e8m0 x2 (Q01-Q12), torchao's e8m0
     # special values (Q13-Q15), element ties (Q20), element arithmetic dtype (Q21),
-    # torchao's float32 log2 e8m0 exponent (Q22); nvfp4's 15 (N01-N15)
-    assert scheme == sorted(SCHEME_MUTANTS) and len(scheme) == 33
+    # torchao's float32 log2 e8m0 exponent (Q22), the NaN code's sign (Q23); nvfp4's 15
+    # (N01-N15)
+    assert scheme == sorted(SCHEME_MUTANTS) and len(scheme) == 34
     assert chain == sorted(CHAIN_MUTANTS) and len(chain) == 6  # the fused-chain bug classes: 6
 
 
@@ -94,6 +95,7 @@ def test_the_published_margins(judged: dict[str, MutantResult]) -> None:
         "Q20": (14, 34),
         "Q21": (9, 34),
         "Q22": (4, 34),
+        "Q23": (4, 68),
         "N01": (117, 396),
         "N02": (346, 396),
         "N03": (56, 396),
