@@ -11,16 +11,16 @@ of the scales and output dtype.
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
 
 import numpy as np
 
+from fp8lab.gates.kept import Kept
 from fp8lab.refs.gemm_exact import SeedReference, seed_reference
 
 __all__ = ["KEEP", "remembered_reference"]
 
 KEEP = 64  # expectations kept: more than one run's cases, a few MiB at the largest
-_KEPT: OrderedDict[bytes, SeedReference] = OrderedDict()
+_KEPT: Kept[SeedReference] = Kept(KEEP)
 
 
 def _key(a: np.ndarray, b: np.ndarray, s_in: float, s_w: float, out_dtype: str) -> bytes:
@@ -40,15 +40,13 @@ def remembered_reference(
     Raises:
         ValueError: as :func:`~fp8lab.refs.gemm_exact.seed_reference` (nothing is kept).
     """
-    key = _key(a, b, s_in, s_w, out_dtype)
-    ref = _KEPT.get(key)
-    if ref is None:
-        ref = seed_reference(a, b, s_in, s_w, out_dtype)
-        for array in (ref.want, ref.abs_sum, ref.tolerance):
-            array.setflags(write=False)
-        _KEPT[key] = ref
-        while len(_KEPT) > KEEP:
-            _KEPT.popitem(last=False)
-    else:
-        _KEPT.move_to_end(key)
-    return ref
+    return _KEPT.get(
+        _key(a, b, s_in, s_w, out_dtype),
+        lambda: seed_reference(a, b, s_in, s_w, out_dtype),
+        _freeze,
+    )
+
+
+def _freeze(ref: SeedReference) -> None:
+    for array in (ref.want, ref.abs_sum, ref.tolerance):
+        array.setflags(write=False)

@@ -11,17 +11,18 @@ digest of the rule's every field and of each argument's dtype, shape and bytes.
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from fp8lab.gates.kept import Kept
+
 __all__ = ["KEEP", "remembered_expectation"]
 
 KEEP = 4096  # calls kept: several runs' calls (396 at most each), tens of MiB at most
 Expectation = tuple[np.ndarray, np.ndarray]
-_KEPT: OrderedDict[bytes, Expectation] = OrderedDict()
+_KEPT: Kept[Expectation] = Kept(KEEP)
 
 
 def _key(rule: object, args: Sequence[Any]) -> bytes:
@@ -42,16 +43,14 @@ def remembered_expectation(
     Raises:
         whatever ``compute`` raises (nothing is kept).
     """
-    key = _key(rule, args)
-    found = _KEPT.get(key)
-    if found is None:
+
+    def computed() -> Expectation:
         codes, scales = compute()
-        found = (np.asarray(codes), np.asarray(scales))
-        for array in found:
-            array.setflags(write=False)
-        _KEPT[key] = found
-        while len(_KEPT) > KEEP:
-            _KEPT.popitem(last=False)
-    else:
-        _KEPT.move_to_end(key)
-    return found
+        return np.asarray(codes), np.asarray(scales)
+
+    return _KEPT.get(_key(rule, args), computed, _freeze)
+
+
+def _freeze(found: Expectation) -> None:
+    for array in found:
+        array.setflags(write=False)
