@@ -11,15 +11,15 @@ named rules is tried once. Each candidate is screened by the numpy port
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
-from dataclasses import fields, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import fields
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fp8lab.gates.gq_case import _malformed
 from fp8lab.gates.gq_plan import GQ_RULES
+from fp8lab.gates.rule_variation import varied_declarations
 from fp8lab.kernels.scheme import nvfp4_quant
 from fp8lab.runtime.guard import KernelFaultError
 from fp8lab.specs.nvfp4_rules import (
@@ -58,21 +58,9 @@ def nvfp4_declaration(rule: Nvfp4ScaleRule) -> tuple[object, ...]:
 
 def nvfp4_candidates() -> list[tuple[Nvfp4ScaleRule, str]]:
     """Every NVFP4 declaration tried and the named rule it came from, each own declaration first."""
-    names = list(GQ_RULES["nvfp4"])
-    name = "inferred-nvfp4"
-    found: dict[tuple[object, ...], tuple[Nvfp4ScaleRule, str]] = {}
-    for base in names:
-        own = replace(NVFP4_RULES[base], name=name, source=f"{base}, as declared")
-        found.setdefault(nvfp4_declaration(own), (own, base))
-    for base in names:
-        for combo in itertools.product(*NVFP4_AXES.values()):
-            axes: dict[str, Any] = dict(zip(NVFP4_AXES, combo, strict=True))
-            try:
-                rule = replace(NVFP4_RULES[base], name=name, source=f"{base}, axes varied", **axes)
-            except ValueError:  # no rule: Nvfp4ScaleRule refuses the combination
-                continue
-            found.setdefault(nvfp4_declaration(rule), (rule, base))
-    return list(found.values())
+    return varied_declarations(
+        NVFP4_RULES, GQ_RULES["nvfp4"], NVFP4_AXES, nvfp4_declaration, "inferred-nvfp4"
+    )
 
 
 def nvfp4_screen(

@@ -11,12 +11,11 @@ is tried once. NVFP4's declarations are :mod:`fp8lab.gates.nvfp4_candidates`'s.
 from __future__ import annotations
 
 import enum
-import itertools
-from dataclasses import dataclass, fields, replace
-from typing import Any
+from dataclasses import dataclass, fields
 
 from fp8lab.gates.gq_plan import GQ_RULES
 from fp8lab.gates.nvfp4_candidates import nvfp4_candidates, nvfp4_declaration
+from fp8lab.gates.rule_variation import varied_declarations
 from fp8lab.specs.nvfp4_rules import NVFP4_RULES, Nvfp4ScaleRule
 from fp8lab.specs.scale_rules import (
     RULES,
@@ -102,20 +101,8 @@ def rule_candidates(scheme: str) -> list[Candidate]:
     names = [n for n in GQ_RULES.get(scheme, ()) if n in RULES]
     if not names:
         raise ValueError(f"rules infer varies the scale rules of {', '.join(_schemes())}")
-    name = f"inferred-{scheme}"
-    found: dict[tuple[object, ...], Candidate] = {}
-    for base in names:
-        own = replace(RULES[base], name=name, source=f"{base}, as declared")
-        found.setdefault(declaration(own), Candidate(own, base))
-    for base in names:
-        for combo in itertools.product(*ENUM_AXES.values()):
-            axes: dict[str, Any] = dict(zip(ENUM_AXES, combo, strict=True))
-            try:
-                rule = replace(RULES[base], name=name, source=f"{base}, axes varied", **axes)
-            except ValueError:  # no rule: ScaleRule refuses the combination
-                continue
-            found.setdefault(declaration(rule), Candidate(rule, base))
-    return list(found.values())
+    found = varied_declarations(RULES, names, ENUM_AXES, declaration, f"inferred-{scheme}")
+    return [Candidate(rule, base) for rule, base in found]
 
 
 def _schemes() -> list[str]:
