@@ -24,7 +24,7 @@ from fp8lab.specs.nvfp4_rules import (
     Nvfp4TensorScale,
 )
 from fp8lab.specs.rule_axes import AmaxNan
-from fp8lab.specs.scale_rules import ScaleRule, parse_rules
+from fp8lab.specs.scale_rules import ScaleRule, parse_rules, read_rule_text
 
 __all__ = ["nvfp4_rule_text", "parse_nvfp4_rules", "read_any_rule_file"]
 
@@ -139,17 +139,7 @@ def read_any_rule_file(
         ValueError: for a file that cannot be read, is too large or not UTF-8,
             or as :func:`parse_nvfp4_rules` or :func:`~fp8lab.specs.scale_rules.parse_rules`.
     """
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(max_bytes + 1)
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read the rule file ({exc.strerror})") from None
-    if len(raw) > max_bytes:
-        raise ValueError(f"{path}: a rule file over {max_bytes} bytes")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: not UTF-8") from None
+    text = read_rule_text(path, max_bytes)
     entries = _entries(text, str(path))
     if any(isinstance(e, dict) and "order" in e for e in entries):
         return parse_nvfp4_rules(text, str(path))

@@ -59,6 +59,7 @@ __all__ = [
     "get_rule",
     "parse_rules",
     "read_rule_file",
+    "read_rule_text",
     "rule_text",
 ]
 
@@ -283,6 +284,15 @@ def read_rule_file(path: str | Path, max_bytes: int = 1 << 20) -> tuple[ScaleRul
     Raises:
         ValueError: as :func:`parse_rules`, or for a file that cannot be read or is too large.
     """
+    return parse_rules(read_rule_text(path, max_bytes), str(path))
+
+
+def read_rule_text(path: str | Path, max_bytes: int = 1 << 20) -> str:
+    """The text of the rule file at ``path`` (at most ``max_bytes``, UTF-8).
+
+    Raises:
+        ValueError: for a file that cannot be read, is too large or not UTF-8.
+    """
     try:
         with open(path, "rb") as handle:
             raw = handle.read(max_bytes + 1)
@@ -294,7 +304,7 @@ def read_rule_file(path: str | Path, max_bytes: int = 1 << 20) -> tuple[ScaleRul
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not UTF-8") from None
-    return parse_rules(text, str(path))
+    return text
 
 
 _DECLARED = parse_rules(
