@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import enum
 import json
-import tomllib
 from dataclasses import MISSING, fields
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from fp8lab.specs.nvfp4_rules import (
     Nvfp4TensorScale,
 )
 from fp8lab.specs.rule_axes import AmaxNan
-from fp8lab.specs.scale_rules import ScaleRule, parse_rules, read_rule_text
+from fp8lab.specs.scale_rules import ScaleRule, parse_rules, read_rule_text, rule_tables
 
 __all__ = ["nvfp4_rule_text", "parse_nvfp4_rules", "read_any_rule_file"]
 
@@ -104,17 +103,6 @@ def _nvfp4_rule(entry: dict[str, object], where: str) -> Nvfp4ScaleRule:
     return Nvfp4ScaleRule(**values)  # type: ignore[arg-type]
 
 
-def _entries(text: str, where: str) -> list[dict[str, object]]:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{where}: not TOML ({exc})") from None
-    entries = data.get("rule")
-    if set(data) != {"rule"} or not isinstance(entries, list) or not entries:
-        raise ValueError(f"{where}: want one or more [[rule]] tables and nothing else")
-    return entries
-
-
 def parse_nvfp4_rules(text: str, where: str = "rules") -> tuple[Nvfp4ScaleRule, ...]:
     """The NVFP4 rules of a rule file's text.
 
@@ -123,7 +111,7 @@ def parse_nvfp4_rules(text: str, where: str = "rules") -> tuple[Nvfp4ScaleRule, 
             missing key, a value of the wrong kind or not one of its axis, or a
             name given twice.
     """
-    entries = _entries(text, where)
+    entries = rule_tables(text, where)
     rules = tuple(_nvfp4_rule(e, f"{where}, rule {i + 1}") for i, e in enumerate(entries))
     if len({r.name for r in rules}) != len(rules):
         raise ValueError(f"{where}: a rule name given twice")
@@ -140,7 +128,7 @@ def read_any_rule_file(
             or as :func:`parse_nvfp4_rules` or :func:`~fp8lab.specs.scale_rules.parse_rules`.
     """
     text = read_rule_text(path, max_bytes)
-    entries = _entries(text, str(path))
+    entries = rule_tables(text, str(path))
     if any(isinstance(e, dict) and "order" in e for e in entries):
         return parse_nvfp4_rules(text, str(path))
     return parse_rules(text, str(path))

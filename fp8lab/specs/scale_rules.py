@@ -60,6 +60,7 @@ __all__ = [
     "parse_rules",
     "read_rule_file",
     "read_rule_text",
+    "rule_tables",
     "rule_text",
 ]
 
@@ -241,13 +242,7 @@ def parse_rules(text: str, where: str = "rules") -> tuple[ScaleRule, ...]:
             missing key, a value of the wrong kind, a choice that is not one of
             its axis, a rule :class:`ScaleRule` refuses, or a name given twice.
     """
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{where}: not TOML ({exc})") from None
-    entries = data.get("rule")
-    if set(data) != {"rule"} or not isinstance(entries, list) or not entries:
-        raise ValueError(f"{where}: want one or more [[rule]] tables and nothing else")
+    entries = rule_tables(text, where)
     rules = tuple(_rule(e, f"{where}, rule {i + 1}") for i, e in enumerate(entries))
     names = [r.name for r in rules]
     if len(set(names)) != len(names):
@@ -285,6 +280,22 @@ def read_rule_file(path: str | Path, max_bytes: int = 1 << 20) -> tuple[ScaleRul
         ValueError: as :func:`parse_rules`, or for a file that cannot be read or is too large.
     """
     return parse_rules(read_rule_text(path, max_bytes), str(path))
+
+
+def rule_tables(text: str, where: str) -> list[dict[str, object]]:
+    """The ``[[rule]]`` tables of a rule file's text, unchecked.
+
+    Raises:
+        ValueError: for text that is not TOML or holds anything but ``[[rule]]`` tables.
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{where}: not TOML ({exc})") from None
+    entries = data.get("rule")
+    if set(data) != {"rule"} or not isinstance(entries, list) or not entries:
+        raise ValueError(f"{where}: want one or more [[rule]] tables and nothing else")
+    return entries
 
 
 def read_rule_text(path: str | Path, max_bytes: int = 1 << 20) -> str:
