@@ -1,13 +1,12 @@
-"""torchao's float8 and compressed-tensors' FP8 quantizers, run as black boxes, under the rules.
+"""torchao's float8 and MXFP8 and compressed-tensors' FP8 quantizers as black boxes, under rules.
 
 Each quantizer (``examples/torchao``, ``examples/compressed_tensors``) is called
 on GQ's population once, in a child process with ``--arrays torch`` as the
 commands call it (``KernelHost``; the recording is shared by this module's
 tests). On those outputs it passes GQ under its own rule and fails under the
-spec rule of its scheme, and ``rules infer`` names its own rule's declaration
-where the population can tell it from the others. The commands themselves run
-once per library: ``fp8lab gates`` (PASS exit 0, FAIL exit 1) and ``fp8lab
-rules infer``. Skipped, with the reason, without the ``ecosystem`` extra.
+spec rule of its scheme, and ``rules infer`` names its own rule's declaration.
+The commands themselves run once: ``fp8lab gates`` (PASS exit 0, FAIL exit 1)
+and ``fp8lab rules infer``. Skipped, with the reason, without the ``ecosystem`` extra.
 """
 
 from __future__ import annotations
@@ -36,20 +35,22 @@ pytest.importorskip(
 pytestmark = [pytest.mark.process, pytest.mark.slow]
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-# (example folder, scheme, kernel, its own rule, the spec rule it departs from, inferred?)
+# (example folder, scheme, kernel, its own rule, the spec rule it departs from)
 LIBRARIES = [
     ("torchao", "per-tensor", "torchao_float8:tensorwise", "torchao-0.18-float8-tensorwise",
-     "vllm-per-tensor", True),
+     "vllm-per-tensor"),
     ("torchao", "per-token", "torchao_float8:rowwise", "torchao-0.18-float8-rowwise",
-     "vllm-native-per-token", True),
+     "vllm-native-per-token"),
+    ("torchao", "mxfp8", "torchao_mxfp8:floor", "torchao-0.18-mxfp8-floor", "ocp-floor"),
+    ("torchao", "mxfp8", "torchao_mxfp8:rceil", "torchao-0.18-mxfp8-rceil", "rceil"),
     ("compressed_tensors", "per-tensor", "compressed_tensors_fp8:tensor",
-     "compressed-tensors-0.20-tensor", "vllm-per-tensor", False),
+     "compressed-tensors-0.20-tensor", "vllm-per-tensor"),
     ("compressed_tensors", "per-token", "compressed_tensors_fp8:token",
-     "compressed-tensors-0.20-token", "vllm-native-per-token", True),
+     "compressed-tensors-0.20-token", "vllm-native-per-token"),
     ("compressed_tensors", "per-group", "compressed_tensors_fp8:group_128",
-     "compressed-tensors-0.20-group-128", "vllm-per-group", True),
+     "compressed-tensors-0.20-group-128", "vllm-per-group"),
     ("compressed_tensors", "per-token", "compressed_tensors_fp8:channel",
-     "compressed-tensors-0.20-channel", "vllm-native-per-token", False),
+     "compressed-tensors-0.20-channel", "vllm-native-per-token"),
 ]  # fmt: skip
 IDS = [row[2] for row in LIBRARIES]
 _RECORDED: dict[tuple[str, str, str], tuple[list[GqCall], list[Outputs]]] = {}
@@ -80,11 +81,9 @@ def _replayed(outputs: list[Outputs]) -> Any:
     return lambda *_args: next(answers)
 
 
-@pytest.mark.parametrize(
-    ("example", "scheme", "kernel", "own", "spec", "inferred"), LIBRARIES, ids=IDS
-)
+@pytest.mark.parametrize(("example", "scheme", "kernel", "own", "spec"), LIBRARIES, ids=IDS)
 def test_the_library_passes_its_rule_and_fails_the_spec_rule(
-    example: str, scheme: str, kernel: str, own: str, spec: str, inferred: bool
+    example: str, scheme: str, kernel: str, own: str, spec: str
 ) -> None:
     calls, outputs = _recorded(example, scheme, kernel)
     right = run_gq(_replayed(outputs), scheme=scheme, rule=own, calls=calls)
@@ -95,8 +94,8 @@ def test_the_library_passes_its_rule_and_fails_the_spec_rule(
 
 @pytest.mark.parametrize(
     ("example", "scheme", "kernel", "own"),
-    [row[:4] for row in LIBRARIES if row[5]],
-    ids=[row[2] for row in LIBRARIES if row[5]],
+    [row[:4] for row in LIBRARIES],
+    ids=IDS,
 )
 def test_inference_names_the_librarys_own_rule(
     example: str, scheme: str, kernel: str, own: str
