@@ -44,6 +44,8 @@ __all__ = [
     "cache_dir",
     "frexp32",
     "ENCODE_BLOCK_DIGEST",
+    "lane_groups",
+    "load_generated",
     "attach_twin",
     "compiled_f32_to_fp8",
     "port_tree",
@@ -91,7 +93,8 @@ def _promote(a: str, b: str) -> str:
 class _Lane:
     """Writes one lane of ``_steps`` as straight-line Python over numpy scalars."""
 
-    def __init__(self, globals_: dict[str, Any]) -> None:
+    def __init__(self, globals_: dict[str, Any], returns: Callable[[str], str]) -> None:
+        self.returns = returns  # the text that makes the lane answer a value
         self.lines: list[str] = []
         self.types: dict[str, str] = {"flat": "f32"}
         self.globals = globals_
@@ -104,7 +107,7 @@ class _Lane:
         return name, kind
 
     def fail(self, cond: str) -> None:
-        self.lines.append(f"if {cond}:\n        return -1")
+        self.lines.append(f"if {cond}:\n        {self.returns('-1')}")
 
     def fit(self, name: str, kind: str) -> tuple[str, str]:
         lo, hi = _INT[kind]
@@ -270,12 +273,13 @@ class _Lane:
                 raise _RefuseError(ast.unparse(stmt))
             if isinstance(call.args[1], ast.Constant):
                 code, _ = self.literal(call.args[1].value, "u8")  # numpy rejects other ints
-                self.lines.append(f"if {m}:\n        return np.int16({code})")
+                self.lines.append(f"if {m}:\n        {self.returns(f'np.int16({code})')}")
                 return
             c, kc = self.expr(call.args[1])
             if kc not in _INT:
                 raise _RefuseError(ast.unparse(stmt))
-            self.lines.append(f"if {m}:\n        return np.int16({c}) if 0 <= {c} <= 255 else -1")
+            answer = f"(np.int16({c}) if 0 <= {c} <= 255 else -1)"
+            self.lines.append(f"if {m}:\n        {self.returns(answer)}")
             return
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target, value = stmt.targets[0], stmt.value
@@ -307,17 +311,42 @@ def _function(tree: ast.Module, name: str) -> ast.FunctionDef:
     return found[0]
 
 
-def lane_source(tree: ast.Module, namespace: dict[str, Any]) -> str:
-    """The generated lane function's source (raises _RefuseError when not modelled)."""
+def _answer(value: str) -> str:
+    return f"return {value}"
+
+
+def lane_groups(
+    tree: ast.Module,
+    namespace: dict[str, Any],
+    returns: Callable[[str, int], str] | None = None,
+) -> list[tuple[list[str], tuple[str, ...]]]:
+    """Per statement of ``_steps``: its lane lines, and the names bound before it.
+
+    One more entry ends the list: no lines, and the names bound after the last
+    statement. ``returns(value, k)`` writes how statement ``k`` answers
+    ``value`` (default ``return value``). Raises _RefuseError when the source
+    is not modelled.
+    """
     if _digest(_function(tree, "_encode_block")) != ENCODE_BLOCK_DIGEST:
         raise _RefuseError("_encode_block is not the text this twin models")
     steps = _function(tree, "_steps")
     if [a.arg for a in steps.args.args] != ["flat", "settle"]:
         raise _RefuseError("_steps(flat, settle)")
-    lane = _Lane(namespace)
-    for stmt in steps.body:
+    stage = [0]
+    lane = _Lane(namespace, lambda v: returns(v, stage[0]) if returns else _answer(v))
+    groups = []
+    for k, stmt in enumerate(steps.body):
+        stage[0], bound, first = k, tuple(n for n in lane.types if n != "flat"), len(lane.lines)
         lane.statement(stmt)
-    body = "\n".join("    " + line for line in lane.lines)
+        groups.append((lane.lines[first:], bound))
+    groups.append(([], tuple(n for n in lane.types if n != "flat")))
+    return groups
+
+
+def lane_source(tree: ast.Module, namespace: dict[str, Any]) -> str:
+    """The generated lane function's source (raises _RefuseError when not modelled)."""
+    lines = [line for group, _ in lane_groups(tree, namespace) for line in group]
+    body = "\n".join("    " + line for line in lines)
     return f"def _lane(flat):\n{body}\n    return np.int16(0)\n"
 
 
@@ -396,10 +425,8 @@ def cache_dir() -> Path:
     return Path(root) / "f32tofp8_twin"
 
 
-@functools.cache
-def _compile(source: str) -> tuple[Any, Any]:
-    """The block loop and the mismatch loop of one generated lane (numba-cached on disk)."""
-    text = source + _LOOPS
+def load_generated(text: str) -> types.ModuleType:
+    """Import generated module text from :func:`cache_dir` (so numba caches what it compiles)."""
     digest = hashlib.sha256(text.encode()).hexdigest()[:20]
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
@@ -413,6 +440,13 @@ def _compile(source: str) -> tuple[Any, Any]:
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # numba's cache finds the lane's module by name
     spec.loader.exec_module(module)
+    return module
+
+
+@functools.cache
+def _compile(source: str) -> tuple[Any, Any]:
+    """The block loop and the mismatch loop of one generated lane (numba-cached on disk)."""
+    module = load_generated(source + _LOOPS)
     return module.loop, module.first_mismatch
 
 

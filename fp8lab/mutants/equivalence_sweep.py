@@ -58,12 +58,14 @@ _PORT = "fp8lab.kernels.f32tofp8"
 
 
 @cache
-def _sides(key: str) -> tuple[dict[str, Any], dict[str, Any], Any]:
-    """(original, mutant) kernels by name and the mutant's compiled lane checker (or None).
+def _sides(key: str) -> tuple[dict[str, Any], dict[str, Any], Any, Any]:
+    """(original, mutant) kernels by name, the mutant's compiled lane checker and its lane.
 
     Cached per process (workers rebuild by key). For the port, both sides are
     fresh modules whose blocks run compiled; the checker exists when the mutant
-    changed only ``_steps`` (so the rest of the module is the original's).
+    changed only ``_steps`` (so the rest of the module is the original's), and
+    then the lane (the mutant's source tree and namespace) is given too, for
+    :mod:`fp8lab.mutants.port_forks`. Otherwise both are None.
     """
     name = key.split(":", 1)[0]
     mutation = _mutation(key)
@@ -79,20 +81,34 @@ def _sides(key: str) -> tuple[dict[str, Any], dict[str, Any], Any]:
                 checker = twin.twin_checker(mutant, mutated_tree)
             if checker is None:  # its own glue: its blocks compiled where modelled
                 twin.attach_twin(mutant, mutated_tree)
-            return _kernels(original, key), _kernels(mutant, key), checker
+                return _kernels(original, key), _kernels(mutant, key), None, None
+            lane = (mutated_tree, mutant.__dict__)
+            return _kernels(original, key), _kernels(mutant, key), checker, lane
     module = importlib.import_module(name)
-    return _kernels(module, key), _kernels(load_mutant(mutation), key), None
+    return _kernels(module, key), _kernels(load_mutant(mutation), key), None, None
 
 
 def _pair(key: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """(original, mutant) kernels by name (see :func:`_sides`)."""
-    original, mutant, _ = _sides(key)
+    original, mutant, _, _ = _sides(key)
     return original, mutant
 
 
 def _checker(key: str) -> Any:
     """The mutant's compiled ``first_mismatch(flat, want)``, or None (numpy only)."""
     return _sides(key)[2] if key.split(":", 1)[0] == _PORT else None
+
+
+@cache
+def _forks(keys: tuple[str, ...]) -> Any:
+    """One compiled check of all these port mutants (:mod:`.port_forks`), or None."""
+    from fp8lab.mutants.port_forks import fork_checker
+
+    lanes = [_sides(k)[3] for k in keys]
+    if any(lane is None for lane in lanes):
+        return None
+    original = (parse_module(_PORT)[0], importlib.import_module(_PORT).__dict__)
+    return fork_checker(original, lanes)
 
 
 def _fn(kernel: Any, target: _Target) -> Fn:
@@ -102,25 +118,28 @@ def _fn(kernel: Any, target: _Target) -> Fn:
 
 
 def _first_difference(
-    target: _Target, x: np.ndarray, wanted: dict[tuple[str, str, str, float], np.ndarray]
+    target: _Target,
+    x: np.ndarray,
+    wanted: dict[tuple[str, str, str, float], np.ndarray],
+    start: int | None = None,
 ) -> str:
     """'' when both sides give the same codes on ``x``, else the first differing input.
 
-    ``wanted`` caches the original's codes on ``x``, shared by the targets of one chunk.
+    ``wanted`` caches the original's codes on ``x``, shared by the targets of one
+    chunk. ``start``, when given, is what a compiled check already found: every
+    lane before it gives the original's code on the mutant (-1: every lane).
     """
     original, mutant = (_fn(side[target.kernel], target) for side in _pair(target.key))
-    module = target.key.split(":", 1)[0]
-    slot = (module, target.kernel, target.mode, target.scale)
     with np.errstate(all="ignore"):
-        if slot not in wanted:
-            wanted[slot] = original(x)
-        want = wanted[slot]
-        checker = _checker(target.key) if target.mode == "encoder" else None
-        flat = x.ndim == 1 and x.flags.c_contiguous and x.flags.writeable
-        if checker is not None and flat and want.dtype == np.uint8 and want.shape == x.shape:
+        want = _wanted(target, original, x, wanted)
+        if start is None:
+            checker = _checker(target.key) if target.mode == "encoder" else None
+            flat = x.ndim == 1 and x.flags.c_contiguous and x.flags.writeable
+            if checker is not None and flat and want.dtype == np.uint8 and want.shape == x.shape:
+                start = int(checker(x, want))
+        if start is not None:
             # every lane before ``start`` equals the original's; the mutant's own
             # encoder (elementwise, same glue) decides from there on
-            start = int(checker(x, want))
             if start < 0:
                 return ""
             x, want = x[start:], want[start:]
@@ -141,11 +160,45 @@ def _first_difference(
     )
 
 
+def _wanted(
+    target: _Target, original: Fn, x: np.ndarray, wanted: dict[tuple[str, str, str, float], Any]
+) -> np.ndarray:
+    """The original's codes on ``x`` for ``target``, computed once per chunk."""
+    slot = (target.key.split(":", 1)[0], target.kernel, target.mode, target.scale)
+    if slot not in wanted:
+        wanted[slot] = original(x)
+    return wanted[slot]  # type: ignore[no-any-return]
+
+
+def _fork_starts(
+    targets: tuple[_Target, ...], x: np.ndarray, wanted: dict[tuple[str, str, str, float], Any]
+) -> dict[_Target, int]:
+    """Where one compiled pass (:func:`_forks`) leaves each port encoder target to its encoder.
+
+    Empty when fewer than two targets share the port's original codes or no
+    such pass can be built; those targets are then checked one by one.
+    """
+    port = [t for t in targets if t.mode == "encoder" and _checker(t.key) is not None]
+    if len(port) < 2 or len({t.kernel for t in port}) != 1:
+        return {}
+    if not (x.ndim == 1 and x.flags.c_contiguous and x.flags.writeable):
+        return {}
+    check = _forks(tuple(t.key for t in port))
+    if check is None:
+        return {}
+    with np.errstate(all="ignore"):
+        want = _wanted(port[0], _fn(_pair(port[0].key)[0][port[0].kernel], port[0]), x, wanted)
+    if want.dtype != np.uint8 or want.shape != x.shape:
+        return {}
+    return {t: int(s) for t, s in zip(port, check(x, want), strict=True)}
+
+
 def sweep_chunk(targets: tuple[_Target, ...], lo: int, hi: int) -> tuple[str, ...]:
     """Compare each target on the float32 patterns ``[lo, hi)`` (a worker task)."""
     x = (np.arange(hi - lo, dtype=np.uint32) + np.uint32(lo)).view(np.float32)
     wanted: dict[tuple[str, str, str, float], np.ndarray] = {}
-    return tuple(_first_difference(t, x, wanted) for t in targets)
+    starts = _fork_starts(targets, x, wanted)
+    return tuple(_first_difference(t, x, wanted, starts.get(t)) for t in targets)
 
 
 _BF16_ALL = np.arange(1 << 16, dtype=np.uint16).view(ml_dtypes.bfloat16)
@@ -201,4 +254,12 @@ def _sweep_all(
             rejected = {t.key for t in found}
             group = [t for t in group if t.key not in rejected]
             if group:
+                _warm_forks(group)
                 found.update(_sweep(group, workers, pool, examined))
+
+
+def _warm_forks(group: list[_Target]) -> None:
+    """Compile the group's shared port check here first, so workers load it from numba's cache."""
+    port = [t for t in group if t.mode == "encoder" and _checker(t.key) is not None]
+    if len(port) >= 2 and len({t.kernel for t in port}) == 1:
+        _forks(tuple(t.key for t in port))

@@ -85,7 +85,7 @@ def test_the_compiled_sweep_finds_a_port_mutant_differing_on_one_input(
         return answers[-1]
 
     build = SOURCE_MODULES["fp8lab.kernels.f32tofp8"][1]
-    sides = ({"f32tofp8": build(original)}, {"f32tofp8": build(mutant)}, counted)
+    sides = ({"f32tofp8": build(original)}, {"f32tofp8": build(mutant)}, counted, None)
     monkeypatch.setattr(equivalence_sweep, "_sides", lambda k: sides)
     target = equivalence_sweep._Target(key, "f32tofp8", "encoder", 1.0)
     miss, _ = equivalence_sweep._probe(target)
@@ -95,3 +95,47 @@ def test_the_compiled_sweep_finds_a_port_mutant_differing_on_one_input(
     assert "0x3f001235" in found[target] and "gives 0x01, original 0x30" in found[target]
     assert any(a >= 0 for a in answers) and answers.count(-1) >= 1  # the compiled path ran
     assert 0 < examined[key] < 1 << 32
+
+
+def test_the_shared_port_pass_finds_a_mutant_differing_on_one_input(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import ast
+    import copy
+
+    from fp8lab.kernels import f32tofp8_twin as twin
+    from fp8lab.mutants.runner import SOURCE_MODULES
+    from fp8lab.mutants.source import compile_module
+
+    hidden = np.array([_HIDDEN], np.uint32).view(np.float32)[0]
+    original_tree = twin.port_tree()
+    original = compile_module(copy.deepcopy(original_tree), "shared_original")
+    assert twin.attach_twin(original, original_tree)
+    build = SOURCE_MODULES["fp8lab.kernels.f32tofp8"][1]
+    sides = {}
+    for key, extra in (
+        ("fp8lab.kernels.f32tofp8:planted:1", f"settle(flat == np.float32({float(hidden)!r}), 1)"),
+        ("fp8lab.kernels.f32tofp8:planted:2", "settle(flat != flat, 0x7F)"),  # changes nothing
+    ):
+        tree = copy.deepcopy(original_tree)
+        steps = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_steps")
+        steps.body[-1:-1] = ast.parse(extra).body  # just before the last step
+        mutant = compile_module(copy.deepcopy(tree), "shared_mutant")
+        lane = (tree, mutant.__dict__)
+        checker = twin.twin_checker(mutant, tree)
+        sides[key] = ({"f32tofp8": build(original)}, {"f32tofp8": build(mutant)}, checker, lane)
+    monkeypatch.setattr(equivalence_sweep, "_sides", lambda k: sides[k])
+    shared: list[object] = []
+    forks = equivalence_sweep._forks.__wrapped__  # type: ignore[attr-defined]
+    monkeypatch.setattr(
+        equivalence_sweep, "_forks", lambda keys: shared.append(keys) or forks(keys)
+    )
+    bounds = [(lo, lo + (1 << 22)) for lo in (0x7F80_0000, 0x0000_0000, 0x3F00_0000, 0xC000_0000)]
+    monkeypatch.setattr(equivalence_sweep, "chunk_order", lambda chunk, scale: bounds)
+    targets = [equivalence_sweep._Target(k, "f32tofp8", "encoder", 1.0) for k in sides]
+    examined = dict.fromkeys(sides, 0)
+    found = equivalence_sweep._sweep(targets, 1, None, examined)
+    assert list(found) == [targets[0]] and "0x3f001235" in found[targets[0]]
+    assert "gives 0x01, original 0x30" in found[targets[0]]
+    assert shared and set(shared[0]) == set(sides)  # one compiled pass checked both
+    assert examined[targets[1].key] == 4 << 22  # the equal one was swept to the end
