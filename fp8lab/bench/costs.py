@@ -5,10 +5,11 @@ explained by its components:
 
 - evidence: one 2**32 proof pass (fast vs scan, e4m3fn, saturating), every
   proof of :data:`fp8lab.evidence.proofs.PROOF_PLAN` timed alone on a sample and
-  scaled to 2**32, the plan's shared pass (what ``fp8lab prove`` runs) on the
-  same sample, and the number of such passes the evidence set makes, counted from
-  their sources (the Makefile's ``fp8lab prove``, the notebooks, the
-  justified mutants). The published runs' own wall times are read beside them.
+  scaled to 2**32, the plan's shared pass (what ``fp8lab prove`` runs) and the
+  MX plan's (``fp8lab prove --plan mx``) on the same sample, and the number of
+  such passes the evidence set makes, counted from their sources (the
+  Makefile's two ``fp8lab prove`` runs, the notebooks, the justified mutants).
+  The published runs' own wall times are read beside them.
 - test: its start-up costs, with how many test files pay each
   (:mod:`fp8lab.bench.startup`, re-exported here).
 """
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from fp8lab.bench.startup import command_seconds, suite_costs
-from fp8lab.evidence.proofs import PROOF_PLAN, Proof
+from fp8lab.evidence.proofs import MX_PROOF_PLAN, PROOF_PLAN, Proof
 from fp8lab.runtime.locations import notebooks_dir
 from fp8lab.sweeps.exhaustive import run_exhaustive
 from fp8lab.sweeps.plan_chunks import compare_plan_chunk
@@ -100,6 +101,7 @@ def evidence_passes() -> dict[str, int]:
     atlas = "run_plan(PROOF_PLAN" in source and "published_plan_records" not in source
     return {
         "prove_plan_proofs": len(PROOF_PLAN),
+        "prove_mx_plan_proofs": len(MX_PROOF_PLAN),  # make evidence runs both plans
         "codec_atlas_plan_proofs": len(PROOF_PLAN) if atlas else 0,
         "divide_vs_reciprocal_brute_scales": _check_scales(),
         "mutation_recheck_comparisons": len(_recheck_targets()),
@@ -111,10 +113,10 @@ def _window(proof: Proof, lo: int, width: int) -> int:
     return proof.run(run=RangeRun(start=lo, stop=lo + width, chunk=width, workers=1)).examined
 
 
-def _shared_sample(sample: int) -> float:
-    """CPU seconds per 2**32 of the plan's shared pass (``run_plan``) on the same windows."""
+def _shared_sample(sample: int, proofs: tuple[Proof, ...] = PROOF_PLAN) -> float:
+    """CPU seconds per 2**32 of a plan's shared pass (``run_plan``) on the same windows."""
     width, starts = _windows(sample)
-    plan = tuple((p.a, p.b, p.format, p.saturate, p.nan) for p in PROOF_PLAN)
+    plan = tuple((p.a, p.b, p.format, p.saturate, p.nan) for p in proofs)
     compare_plan_chunk(plan, starts[1], starts[1] + min(width, 4096))  # warm-up
     cpu0 = time.process_time()
     for lo in starts:
@@ -160,9 +162,10 @@ def _seconds(manifest: dict[str, Any]) -> float | None:
 def _published(results: Path) -> list[dict[str, Any]]:
     """The newest complete non-smoke run of each kind ``make evidence`` makes, with its time.
 
-    The kinds: every notebook, and ``proofs`` (``fp8lab prove``'s default plan).
+    The kinds: every notebook, ``proofs`` (``fp8lab prove``'s default plan) and
+    ``proofs-mx`` (its MX plan).
     """
-    kinds = {p.stem for p in NOTEBOOKS.glob("*.ipynb")} | {"proofs"}
+    kinds = {p.stem for p in NOTEBOOKS.glob("*.ipynb")} | {"proofs", "proofs-mx"}
     newest: dict[str, dict[str, Any]] = {}
     for manifest in sorted(results.glob("*/*/manifest.json")):
         try:
@@ -206,6 +209,7 @@ def evidence_costs(
     cpus = len(os.sched_getaffinity(0))
     plan_each = sum(r["cpu_seconds_per_2_32"] for r in plan) / cpus
     plan_wall = _shared_sample(sample) / cpus
+    mx_wall = _shared_sample(sample, MX_PROOF_PLAN) / cpus
     passes = evidence_passes()
     recheck_cpu = _recheck_sample(_recheck_targets(), sample)
     components: list[dict[str, Any]] = [
@@ -213,6 +217,11 @@ def evidence_costs(
             "component": "fp8lab prove: PROOF_PLAN over 2**32 (Makefile)",
             "passes": passes["prove_plan_proofs"],
             "seconds": plan_wall,
+        },
+        {
+            "component": "fp8lab prove --plan mx: MX_PROOF_PLAN over 2**32 (Makefile)",
+            "passes": passes["prove_mx_plan_proofs"],
+            "seconds": mx_wall,
         },
         {
             "component": "codec_atlas: run_plan(PROOF_PLAN) over 2**32 "
@@ -237,6 +246,7 @@ def evidence_costs(
         "proof_pass": proof_pass,
         "plan_sample": plan,
         "plan_seconds_per_2_32": plan_wall,
+        "mx_plan_seconds_per_2_32": mx_wall,
         "plan_each_seconds_per_2_32": plan_each,
         "recheck_cpu_seconds_per_2_32": recheck_cpu,
         "passes": passes,

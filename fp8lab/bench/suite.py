@@ -192,7 +192,8 @@ def summary_lines(p: dict[str, Any]) -> list[str]:
         f"evidence: one proof pass ({pp['proof']}, {pp['workers']} workers) "
         f"{_s(pp['seconds_per_2_32'])} per 2**32; proof plan {_s(ev['plan_seconds_per_2_32'])} "
         f"per 2**32 (sampled, {len(ev['plan_sample'])} proofs in shared passes; "
-        f"{_s(ev['plan_each_seconds_per_2_32'])} one at a time)"
+        f"{_s(ev['plan_each_seconds_per_2_32'])} one at a time); MX plan "
+        f"{_s(ev['mx_plan_seconds_per_2_32'])} per 2**32 (shared passes)"
     )
     for c in ev["components"]:
         lines.append(f"  {c['component']}: {c['passes']} passes, {_s(c['seconds'])}")

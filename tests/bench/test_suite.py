@@ -13,7 +13,7 @@ import pytest
 
 from fp8lab.bench.costs import _published, evidence_passes
 from fp8lab.cli.main import main
-from fp8lab.evidence.proofs import PROOF_PLAN
+from fp8lab.evidence.proofs import MX_PROOF_PLAN, PROOF_PLAN
 
 TOP = {
     "schema",
@@ -37,6 +37,7 @@ EVIDENCE = {
     "proof_pass",
     "plan_sample",
     "plan_seconds_per_2_32",
+    "mx_plan_seconds_per_2_32",
     "plan_each_seconds_per_2_32",
     "recheck_cpu_seconds_per_2_32",
     "passes",
@@ -103,7 +104,7 @@ def test_bench_all_at_tiny_sizes_writes_every_figure(
     assert ev["proof_pass"]["examined"] == 0x10000
     assert [r["proof"] for r in ev["plan_sample"]] == [q.slug for q in PROOF_PLAN]
     assert all(r["examined"] == 0x400 for r in ev["plan_sample"])
-    assert len(ev["components"]) == 4 and ev["published"] == []
+    assert len(ev["components"]) == 5 and ev["published"] == []
     t = p["test"]
     assert set(t) == TEST and t["startup_measured"] is False
     assert t["notebook_kernel_seconds"] is None and t["test_files"] > 0
@@ -114,6 +115,7 @@ def test_bench_all_at_tiny_sizes_writes_every_figure(
 def test_the_pass_counts_come_from_their_sources() -> None:
     passes = evidence_passes()
     assert passes["prove_plan_proofs"] == len(PROOF_PLAN)
+    assert passes["prove_mx_plan_proofs"] == len(MX_PROOF_PLAN)  # make evidence runs both
     # codec_atlas shows the fresh prove run's records (make evidence runs prove first);
     # divide_vs_reciprocal brute-forces its check scales; the mutation notebook
     # re-checks the justified mutants (notebooks/*.ipynb).
@@ -135,11 +137,12 @@ def test_published_reads_the_newest_complete_default_run_of_each_kind(tmp_path: 
     _manifest(tmp_path, "codec_atlas", "3", seconds=1.0, params={"smoke": True})
     _manifest(tmp_path, "codec_atlas", "4", seconds=2.0, status="failed")
     _manifest(tmp_path, "proofs", "5")  # no seconds: finished - started
-    _manifest(tmp_path, "proofs-mx", "6", seconds=99.0)  # not made by make evidence
+    _manifest(tmp_path, "proofs-mx", "6", seconds=99.0)  # make evidence's MX plan
     rows = _published(tmp_path)
     assert [(r["kind"], r["run_id"], r["seconds"]) for r in rows] == [
         ("codec_atlas", "2", 20.0),
         ("proofs", "5", 300.0),
+        ("proofs-mx", "6", 99.0),
     ]
 
 
