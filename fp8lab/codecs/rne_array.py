@@ -50,6 +50,10 @@ def _magnitude_index(bits: npt.NDArray[np.int64], fmt: FormatSpec) -> npt.NDArra
 def encode_float64(x: npt.NDArray[np.float64], fmt: FormatSpec, codes: SpecialCodes) -> np.ndarray:
     """Encode a float64 array with RNE and the resolved policy ``codes``.
 
+    Every lane is rounded (a NaN's or an infinity's index is meaningless and
+    replaced); then, lowest precedence first, the sign, an unsigned format's
+    negative code, and the zero, overflow, inf and NaN codes of the lane's sign.
+
     Args:
         x: C-contiguous float64 array.
         fmt: target format.
@@ -63,17 +67,19 @@ def encode_float64(x: npt.NDArray[np.float64], fmt: FormatSpec, codes: SpecialCo
     magnitude_bits = bits & np.int64(0x7FFF_FFFF_FFFF_FFFF)
     is_nan = magnitude_bits > 0x7FF0_0000_0000_0000
     is_inf = magnitude_bits == 0x7FF0_0000_0000_0000
-    finite = ~(is_nan | is_inf)
-    index = np.zeros(bits.shape, np.int64)
-    index[finite] = _magnitude_index(magnitude_bits[finite], fmt)
+    index = _magnitude_index(magnitude_bits, fmt)  # shifts stay in [49, 55] for every lane
     out = index.astype(np.uint8)
     out[negative] |= np.uint8(fmt.sign_bit)
-    zero = (index == 0) if fmt.has_zero else (magnitude_bits == 0)
     if codes.negative is not None:
-        out[negative & finite] = codes.negative
-    for sign, mask in ((0, ~negative), (1, negative)):
-        out[mask & finite & zero] = codes.zero[sign]
-        out[mask & finite & (index > fmt.max_code)] = codes.overflow[sign]
-        out[mask & is_inf] = codes.inf[sign]
-        out[mask & is_nan] = codes.nan[sign]
+        np.copyto(out, np.uint8(codes.negative), where=negative)
+    zero = (index == 0) if fmt.has_zero else (magnitude_bits == 0)
+    positive = ~negative
+    for mask, pair in (
+        (zero, codes.zero),
+        (index > fmt.max_code, codes.overflow),
+        (is_inf, codes.inf),
+        (is_nan, codes.nan),
+    ):
+        np.copyto(out, np.uint8(pair[0]), where=mask & positive)
+        np.copyto(out, np.uint8(pair[1]), where=mask & negative)
     return out.reshape(x.shape)
