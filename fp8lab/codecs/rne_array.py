@@ -32,16 +32,19 @@ def _magnitude_index(bits: npt.NDArray[np.int64], fmt: FormatSpec) -> npt.NDArra
     mant_bits = fmt.mantissa_bits
     biased = (bits >> 52) & 0x7FF
     significand = bits & _MANTISSA_MASK
-    significand |= (biased > 0).astype(np.int64) << 52
+    significand |= np.where(biased > 0, np.int64(1 << 52), np.int64(0))
     biased = np.maximum(biased, 1)
-    quantum_exp = np.maximum(biased - 1023, fmt.minexp) - mant_bits
-    # shift >= 49; at shift >= 54 the significand (< 2**53) is below half a quantum.
-    shift = np.minimum(quantum_exp - (biased - 1075), 55)
-    n = significand >> shift
-    remainder = significand & ((np.int64(1) << shift) - 1)
-    half = np.int64(1) << (shift - 1)
-    n += (remainder > half) | ((remainder == half) & (n & 1 == 1))
-    index: npt.NDArray[np.int64] = (quantum_exp - (fmt.minexp - mant_bits)) * (1 << mant_bits) + n
+    # q - (biased - 1075) with q = max(biased - 1023, minexp) - M, the quantum's
+    # exponent: 52 - M in the normal binades, more below. Capped at 55: a
+    # significand (< 2**53) is then below half a quantum whatever the shift.
+    shift = np.minimum(np.maximum((fmt.minexp - mant_bits + 1075) - biased, 52 - mant_bits), 55)
+    # RNE: add one less than half a quantum, and one more when the kept lowest
+    # bit is odd (a tie then carries, to even), then truncate.
+    lowest = (significand >> shift) & 1
+    n = (significand + ((np.int64(1) << (shift - 1)) - 1) + lowest) >> shift
+    # q - (minexp - M): how many quanta-of-the-bottom-binade steps the binade is up
+    index: npt.NDArray[np.int64] = np.maximum(biased - (1023 + fmt.minexp), 0) << mant_bits
+    index += n
     if not fmt.has_subnormals:
         index = np.maximum(index - (1 << mant_bits), 0)
     return index
