@@ -28,22 +28,35 @@ _MANTISSA_MASK = np.int64((1 << 52) - 1)
 
 
 def _magnitude_index(bits: npt.NDArray[np.int64], fmt: FormatSpec) -> npt.NDArray[np.int64]:
-    """Linear code index of RNE(|x|) for finite ``x`` given as float64 bits."""
+    """Linear code index of RNE(|x|) for finite ``x`` given as float64 bits.
+
+    Each step writes over an array the earlier steps no longer need, so a
+    block allocates a handful of temporaries, not one per operation.
+    """
     mant_bits = fmt.mantissa_bits
     biased = (bits >> 52) & 0x7FF
     significand = bits & _MANTISSA_MASK
-    significand |= (biased > 0).astype(np.int64) << 52
-    biased = np.maximum(biased, 1)
-    quantum_exp = np.maximum(biased - 1023, fmt.minexp) - mant_bits
+    np.bitwise_or(significand, np.int64(1) << 52, out=significand, where=biased > 0)
+    np.maximum(biased, 1, out=biased)
+    quantum_exp = biased - 1023
+    np.maximum(quantum_exp, fmt.minexp, out=quantum_exp)
+    quantum_exp -= mant_bits
     # shift >= 49; at shift >= 54 the significand (< 2**53) is below half a quantum.
-    shift = np.minimum(quantum_exp - (biased - 1075), 55)
+    shift = np.subtract(quantum_exp, biased - 1075, out=biased)
+    np.minimum(shift, 55, out=shift)
     n = significand >> shift
-    remainder = significand & ((np.int64(1) << shift) - 1)
-    half = np.int64(1) << (shift - 1)
-    n += (remainder > half) | ((remainder == half) & (n & 1 == 1))
-    index: npt.NDArray[np.int64] = (quantum_exp - (fmt.minexp - mant_bits)) * (1 << mant_bits) + n
+    shift -= 1
+    half = np.left_shift(1, shift, out=shift)
+    remainder = np.bitwise_and(significand, (half << 1) - 1, out=significand)
+    round_up = remainder > half
+    round_up |= (remainder == half) & (n & 1 == 1)
+    n += round_up
+    index = np.subtract(quantum_exp, fmt.minexp - mant_bits, out=quantum_exp)
+    index <<= mant_bits
+    index += n
     if not fmt.has_subnormals:
-        index = np.maximum(index - (1 << mant_bits), 0)
+        index -= 1 << mant_bits
+        np.maximum(index, 0, out=index)
     return index
 
 
@@ -64,16 +77,24 @@ def encode_float64(x: npt.NDArray[np.float64], fmt: FormatSpec, codes: SpecialCo
     is_nan = magnitude_bits > 0x7FF0_0000_0000_0000
     is_inf = magnitude_bits == 0x7FF0_0000_0000_0000
     finite = ~(is_nan | is_inf)
-    index = np.zeros(bits.shape, np.int64)
-    index[finite] = _magnitude_index(magnitude_bits[finite], fmt)
+    if finite.all():
+        index = _magnitude_index(magnitude_bits, fmt)
+    else:
+        index = np.zeros(bits.shape, np.int64)
+        index[finite] = _magnitude_index(magnitude_bits[finite], fmt)
     out = index.astype(np.uint8)
-    out[negative] |= np.uint8(fmt.sign_bit)
+    np.bitwise_or(out, np.uint8(fmt.sign_bit), out=out, where=negative)
     zero = (index == 0) if fmt.has_zero else (magnitude_bits == 0)
     if codes.negative is not None:
         out[negative & finite] = codes.negative
-    for sign, mask in ((0, ~negative), (1, negative)):
-        out[mask & finite & zero] = codes.zero[sign]
-        out[mask & finite & (index > fmt.max_code)] = codes.overflow[sign]
-        out[mask & is_inf] = codes.inf[sign]
-        out[mask & is_nan] = codes.nan[sign]
+    special = (
+        (finite & zero, codes.zero),
+        (finite & (index > fmt.max_code), codes.overflow),
+        (is_inf, codes.inf),
+        (is_nan, codes.nan),
+    )
+    for hits, code in special:  # disjoint classes: the order of assignment is immaterial
+        if hits.any():
+            out[hits & ~negative] = code[0]
+            out[hits & negative] = code[1]
     return out.reshape(x.shape)
