@@ -51,8 +51,8 @@ def _magnitude_index(bits: npt.NDArray[np.int64], fmt: FormatSpec) -> npt.NDArra
     round_up = remainder > half
     round_up |= (remainder == half) & (n & 1 == 1)
     n += round_up
-    index = np.subtract(quantum_exp, fmt.minexp - mant_bits, out=quantum_exp)
-    index <<= mant_bits
+    quantum_exp -= fmt.minexp - mant_bits
+    index: npt.NDArray[np.int64] = quantum_exp << mant_bits
     index += n
     if not fmt.has_subnormals:
         index -= 1 << mant_bits
