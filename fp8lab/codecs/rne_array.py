@@ -28,25 +28,39 @@ _MANTISSA_MASK = np.int64((1 << 52) - 1)
 
 
 def _magnitude_index(bits: npt.NDArray[np.int64], fmt: FormatSpec) -> npt.NDArray[np.int64]:
-    """Linear code index of RNE(|x|) for finite ``x`` given as float64 bits."""
+    """Linear code index of RNE(|x|) for finite ``x`` given as float64 bits.
+
+    Each step writes over an array the earlier steps no longer need, so a
+    block allocates a handful of temporaries, not one per operation.
+    """
     mant_bits = fmt.mantissa_bits
     biased = (bits >> 52) & 0x7FF
     significand = bits & _MANTISSA_MASK
-    significand |= np.where(biased > 0, np.int64(1 << 52), np.int64(0))
-    biased = np.maximum(biased, 1)
+    np.bitwise_or(significand, np.int64(1) << 52, out=significand, where=biased > 0)
+    np.maximum(biased, 1, out=biased)
     # q - (biased - 1075) with q = max(biased - 1023, minexp) - M, the quantum's
     # exponent: 52 - M in the normal binades, more below. Capped at 55: a
     # significand (< 2**53) is then below half a quantum whatever the shift.
-    shift = np.minimum(np.maximum((fmt.minexp - mant_bits + 1075) - biased, 52 - mant_bits), 55)
+    shift = (fmt.minexp - mant_bits + 1075) - biased
+    np.maximum(shift, 52 - mant_bits, out=shift)
+    np.minimum(shift, 55, out=shift)
     # RNE: add one less than half a quantum, and one more when the kept lowest
     # bit is odd (a tie then carries, to even), then truncate.
-    lowest = (significand >> shift) & 1
-    n = (significand + ((np.int64(1) << (shift - 1)) - 1) + lowest) >> shift
-    # q - (minexp - M): how many quanta-of-the-bottom-binade steps the binade is up
-    index: npt.NDArray[np.int64] = np.maximum(biased - (1023 + fmt.minexp), 0) << mant_bits
+    lowest = significand >> shift
+    lowest &= 1
+    significand += lowest
+    lowest = np.left_shift(np.int64(1), shift - 1, out=lowest)
+    lowest -= 1
+    significand += lowest
+    n = np.right_shift(significand, shift, out=significand)
+    # q - (minexp - M): the binade's steps above the bottom one, in quanta of 2**M codes
+    index: npt.NDArray[np.int64] = np.subtract(biased, 1023 + fmt.minexp, out=biased)
+    np.maximum(index, 0, out=index)
+    index <<= mant_bits
     index += n
     if not fmt.has_subnormals:
-        index = np.maximum(index - (1 << mant_bits), 0)
+        index -= 1 << mant_bits
+        np.maximum(index, 0, out=index)
     return index
 
 
@@ -68,21 +82,18 @@ def encode_float64(x: npt.NDArray[np.float64], fmt: FormatSpec, codes: SpecialCo
     bits = x.view(np.int64).reshape(-1)
     negative = bits < 0
     magnitude_bits = bits & np.int64(0x7FFF_FFFF_FFFF_FFFF)
-    is_nan = magnitude_bits > 0x7FF0_0000_0000_0000
-    is_inf = magnitude_bits == 0x7FF0_0000_0000_0000
     index = _magnitude_index(magnitude_bits, fmt)  # shifts stay in [49, 55] for every lane
     out = index.astype(np.uint8)
-    out[negative] |= np.uint8(fmt.sign_bit)
+    np.bitwise_or(out, np.uint8(fmt.sign_bit), out=out, where=negative)
     if codes.negative is not None:
         np.copyto(out, np.uint8(codes.negative), where=negative)
-    zero = (index == 0) if fmt.has_zero else (magnitude_bits == 0)
-    positive = ~negative
     for mask, pair in (
-        (zero, codes.zero),
+        ((index == 0) if fmt.has_zero else (magnitude_bits == 0), codes.zero),
         (index > fmt.max_code, codes.overflow),
-        (is_inf, codes.inf),
-        (is_nan, codes.nan),
+        (magnitude_bits == 0x7FF0_0000_0000_0000, codes.inf),
+        (magnitude_bits > 0x7FF0_0000_0000_0000, codes.nan),
     ):
-        np.copyto(out, np.uint8(pair[0]), where=mask & positive)
-        np.copyto(out, np.uint8(pair[1]), where=mask & negative)
+        if mask.any():  # most blocks hold no zero, overflow, inf or NaN
+            np.copyto(out, np.uint8(pair[0]), where=mask & ~negative)
+            np.copyto(out, np.uint8(pair[1]), where=mask & negative)
     return out.reshape(x.shape)
