@@ -33,7 +33,8 @@ from fp8lab.sweeps.range_run import ALL_PATTERNS, RangeRun
 __all__ = ["command_seconds", "evidence_costs", "evidence_passes", "suite_costs"]
 
 NOTEBOOKS = notebooks_dir()
-WINDOWS = 16
+WINDOWS = 64  # strata of 2**26 patterns, one window drawn in each
+WINDOW_SEED = 2026  # where each window lies in its stratum
 
 
 def _notebook_source(name: str) -> str:
@@ -71,8 +72,20 @@ def _recheck_targets() -> list[Any]:
 
 
 def _windows(sample: int) -> tuple[int, list[int]]:
-    """Width and starts of 16 evenly spaced windows holding ``sample`` patterns in all."""
-    return max(1, sample // WINDOWS), [i * (ALL_PATTERNS // WINDOWS) for i in range(WINDOWS)]
+    """Width and starts of :data:`WINDOWS` windows holding ``sample`` patterns in all.
+
+    One window lies in each of as many equal strata of the 2**32 patterns, at a
+    seeded uniform offset, so every pattern is equally likely to be timed: the
+    float32 subnormals (2**24 patterns, slow for float arithmetic on some CPUs)
+    and the NaNs weigh what they weigh in a whole pass. Windows at the strata's
+    starts would time the subnormals 32 times too often and the NaNs never.
+    """
+    import numpy as np
+
+    width = max(1, sample // WINDOWS)
+    stratum = ALL_PATTERNS // WINDOWS
+    offsets = np.random.default_rng(WINDOW_SEED).integers(0, stratum - width + 1, WINDOWS)
+    return width, [i * stratum + int(o) for i, o in enumerate(offsets)]
 
 
 def _recheck_sample(targets: list[Any], sample: int) -> float:
@@ -86,7 +99,7 @@ def _recheck_sample(targets: list[Any], sample: int) -> float:
     for t in targets:
         by_scale.setdefault(t.scale, []).append(t)
     for group in by_scale.values():  # warm-up: builds and compiles every mutant
-        sweep_chunk(tuple(group), starts[1], starts[1] + 64)
+        sweep_chunk(tuple(group), starts[1], starts[1] + min(width, 64))
     cpu0 = time.process_time()
     for group in by_scale.values():
         for lo in starts:
@@ -125,7 +138,7 @@ def _shared_sample(sample: int, proofs: tuple[Proof, ...] = PROOF_PLAN) -> float
 
 
 def _plan_sample(sample: int) -> list[dict[str, Any]]:
-    """Each proof of the plan alone on 16 evenly spaced windows in this process, scaled to 2**32.
+    """Each proof of the plan alone on the sample windows in this process, scaled to 2**32.
 
     A warm-up window (not counted) comes first. ``cpu_seconds_per_2_32`` is this
     process's CPU time (robust to other load), ``seconds`` the sample's wall time.

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from fp8lab.bench.brute import bench_brute
-from fp8lab.bench.costs import command_seconds, evidence_costs, suite_costs
+from fp8lab.bench.costs import WINDOWS, command_seconds, evidence_costs, suite_costs
 from fp8lab.bench.encoders import BASELINE, CEILING, TORCH, bench_input, run_bench
 from fp8lab.runtime.timing import best_of
 from fp8lab.specs.formats import FORMATS
@@ -106,7 +106,7 @@ def bench_all(
     Args:
         stop: patterns of the brute-force and proof-pass figures, from 0 (all 2**32
             by default); per-2**32 figures are scaled by ``2**32 / stop``.
-        sample: patterns per proof of the plan sample (16 evenly spaced windows).
+        sample: patterns per proof of the plan sample (64 seeded stratified windows).
         n: elements of the encoder throughput input.
         repeats: interleaved rounds of the encoder figure (medians kept); timings per
             command (the best kept).
@@ -121,8 +121,11 @@ def bench_all(
     Raises:
         ValueError: for a range outside 2**32 or an invalid scale.
     """
-    if not 0 < stop <= ALL_PATTERNS or not 16 <= sample <= ALL_PATTERNS:
-        raise ValueError(f"--stop {stop:#x} or --sample {sample:#x} outside [16, 2**32]")
+    if not 0 < stop <= ALL_PATTERNS or not WINDOWS <= sample <= ALL_PATTERNS:
+        raise ValueError(
+            f"--stop {stop:#x} or --sample {sample:#x} outside [{WINDOWS}, 2**32] "
+            f"(the sample has {WINDOWS} windows)"
+        )
     t0 = time.monotonic()
     load_start = os.getloadavg()
     brute = _brute(scale, stop, workers)

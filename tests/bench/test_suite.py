@@ -167,3 +167,14 @@ def test_bad_bench_all_input_is_one_line_and_exit_2(
     assert status == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "Traceback" not in err[0]
+
+
+def test_the_sample_draws_one_seeded_window_inside_each_stratum() -> None:
+    from fp8lab.bench.costs import WINDOWS, _windows
+
+    width, starts = _windows(1 << 24)
+    stratum = (1 << 32) // WINDOWS
+    assert width * WINDOWS == 1 << 24 and len(starts) == WINDOWS
+    assert all(i * stratum <= lo and lo + width <= (i + 1) * stratum for i, lo in enumerate(starts))
+    assert _windows(1 << 24) == (width, starts)  # seeded: the same windows every run
+    assert sum(lo % stratum == 0 for lo in starts) <= 1  # not the strata's first patterns
