@@ -24,6 +24,7 @@ from fp8lab.mutants.source import (
     parse_module,
     source_mutations,
 )
+from fp8lab.runtime.heap import keep_heap
 from fp8lab.runtime.parallel import run_tasks, worker_pool
 
 __all__ = ["CHUNK", "Fn", "sweep_chunk"]
@@ -195,6 +196,7 @@ def _fork_starts(
 
 def sweep_chunk(targets: tuple[_Target, ...], lo: int, hi: int) -> tuple[str, ...]:
     """Compare each target on the float32 patterns ``[lo, hi)`` (a worker task)."""
+    keep_heap()  # each chunk's arrays reuse the last one's pages (fp8lab.runtime.heap)
     x = (np.arange(hi - lo, dtype=np.uint32) + np.uint32(lo)).view(np.float32)
     wanted: dict[tuple[str, str, str, float], np.ndarray] = {}
     starts = _fork_starts(targets, x, wanted)

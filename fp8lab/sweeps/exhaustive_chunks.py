@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from fp8lab.kernels.sources.wire import Foreign
 from fp8lab.runtime.guard import KernelFaultError, call_kernel, call_sealed
+from fp8lab.runtime.heap import keep_heap
 from fp8lab.specs.formats import get_format
 from fp8lab.sweeps.chunk_compare import (
     EXAMPLES_PER_CLASS,
@@ -133,6 +134,7 @@ def compare_chunk(
     a: str, b: str, fmt: str, saturate: bool, nan: str, start: int, stop: int
 ) -> ChunkResult:
     """Compare ``a`` and ``b`` on the float32 patterns ``[start, stop)``."""
+    keep_heap()  # each chunk's arrays reuse the last one's pages (fp8lab.runtime.heap)
     spec = get_format(fmt)
     x = chunk_patterns(start, stop)
     sides = []

@@ -31,6 +31,7 @@ import numpy.typing as npt
 
 from fp8lab.refs import ml_dtypes_encode
 from fp8lab.runtime.guard import KernelFaultError, call_sealed, sealed_copy
+from fp8lab.runtime.heap import keep_heap
 from fp8lab.specs.format import FormatSpec
 from fp8lab.specs.formats import get_format
 from fp8lab.sweeps.encoders import BUILTIN_ENCODERS, resolve_encoder
@@ -127,6 +128,7 @@ def compare_plan_chunk(
     proofs: tuple[PlanProof, ...], start: int, stop: int
 ) -> tuple[ChunkResult, ...]:
     """Each of ``proofs`` compared on the float32 patterns ``[start, stop)``, in order."""
+    keep_heap()  # each chunk's arrays reuse the last one's pages (fp8lab.runtime.heap)
     x = chunk_patterns(start, stop)
     seen = sealed_copy(x)
     codes: dict[Side, Codes | str] = {}
