@@ -34,13 +34,13 @@ def _magnitude_index(bits: npt.NDArray[np.int64], fmt: FormatSpec) -> npt.NDArra
     block allocates a handful of temporaries, not one per operation.
     """
     mant_bits = fmt.mantissa_bits
-    biased = (bits >> 52) & 0x7FF
+    biased = bits >> 52  # the sign bit is clear
     significand = bits & _MANTISSA_MASK
     np.bitwise_or(significand, np.int64(1) << 52, out=significand, where=biased > 0)
-    np.maximum(biased, 1, out=biased)
-    # q - (biased - 1075) with q = max(biased - 1023, minexp) - M, the quantum's
-    # exponent: 52 - M in the normal binades, more below. Capped at 55: a
-    # significand (< 2**53) is then below half a quantum whatever the shift.
+    # q - (max(biased, 1) - 1075) with q = max(biased - 1023, minexp) - M, the
+    # quantum's exponent: 52 - M in the normal binades, more below. Capped at
+    # 55: a significand (< 2**53) is then below half a quantum whatever the
+    # shift, so a float64 subnormal (biased 0, taken as 1) needs no case of its own.
     shift = (fmt.minexp - mant_bits + 1075) - biased
     np.maximum(shift, 52 - mant_bits, out=shift)
     np.minimum(shift, 55, out=shift)
