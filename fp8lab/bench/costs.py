@@ -33,7 +33,7 @@ from fp8lab.sweeps.range_run import ALL_PATTERNS, RangeRun
 __all__ = ["command_seconds", "evidence_costs", "evidence_passes", "suite_costs"]
 
 NOTEBOOKS = notebooks_dir()
-WINDOWS = 64  # strata of 2**26 patterns, one window drawn in each
+WINDOWS = 32  # strata of 2**27 patterns, one window drawn in each
 WINDOW_SEED = 2026  # where each window lies in its stratum
 
 
@@ -79,6 +79,10 @@ def _windows(sample: int) -> tuple[int, list[int]]:
     float32 subnormals (2**24 patterns, slow for float arithmetic on some CPUs)
     and the NaNs weigh what they weigh in a whole pass. Windows at the strata's
     starts would time the subnormals 32 times too often and the NaNs never.
+    At the default sample a window is one chunk of the real passes (2**22
+    patterns): smaller windows allocate smaller arrays, and their page faults
+    (system time, counted here) come out lower and far less steady than a
+    whole pass's.
     """
     import numpy as np
 

@@ -92,7 +92,7 @@ def _brute(scale: float, stop: int, workers: int | None) -> dict[str, Any]:
 def bench_all(
     *,
     stop: int = ALL_PATTERNS,
-    sample: int = 1 << 24,
+    sample: int = 1 << 27,
     n: int = 1 << 24,
     repeats: int = 5,
     seed: int = 2024,
@@ -106,7 +106,7 @@ def bench_all(
     Args:
         stop: patterns of the brute-force and proof-pass figures, from 0 (all 2**32
             by default); per-2**32 figures are scaled by ``2**32 / stop``.
-        sample: patterns per proof of the plan sample (64 seeded stratified windows).
+        sample: patterns per proof of the plan sample (32 seeded stratified windows).
         n: elements of the encoder throughput input.
         repeats: interleaved rounds of the encoder figure (medians kept); timings per
             command (the best kept).

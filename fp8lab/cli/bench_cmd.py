@@ -72,7 +72,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--sample",
         type=stop_arg,
         default=None,
-        help="with --all: patterns per proof of the plan sample (default 2**24)",
+        help="with --all: patterns per proof of the plan sample (default 2**27: 32 chunks)",
     )
     p.add_argument(
         "--no-startup",
@@ -186,7 +186,7 @@ def _run_all(args: argparse.Namespace) -> int:
     try:
         payload = bench_all(
             stop=stop,
-            sample=1 << 24 if args.sample is None else args.sample,
+            sample=1 << 27 if args.sample is None else args.sample,
             n=args.n,
             repeats=args.repeats,
             seed=args.seed,
