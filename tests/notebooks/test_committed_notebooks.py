@@ -35,10 +35,6 @@ def test_committed_without_outputs_and_with_one_parameters_cell(name: str) -> No
         ast.literal_eval(node.value)  # type: ignore[arg-type]
         names.append(node.target.id)  # type: ignore[union-attr]
     assert set(REQUIRED_PARAMETERS) <= set(names)
-    # papermill reads each line on its own (its help text is the comment): every one parses
-    import papermill
-
-    assert list(papermill.inspect_notebook(str(NOTEBOOKS[name]))) == names
 
 
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS))
