@@ -176,14 +176,20 @@ def summary_lines(p: dict[str, Any]) -> list[str]:
         f"{b['fused_over_target']:.2f} x the {b['target_seconds']:g} s target; "
         f"records equal: {b['records_equal']}",
     ]
+    torch = next(
+        (r for r in p["encoders"] if r["name"].startswith("torch") and not r["absent"]), None
+    )
     for r in p["encoders"]:
         if r["absent"]:
             lines.append(f"encoder {r['name']}: absent ({r['reason']})")
         else:
+            against = (
+                f", x{r['melem_per_s'] / torch['melem_per_s']:.2f} torch's cast" if torch else ""
+            )
             lines.append(
                 f"encoder {r['name']}: {r['melem_per_s']:.1f} M elem/s, "
                 f"x{r['vs_ml_dtypes_clip']:.2f} ml_dtypes+clip, "
-                f"x{r['vs_copy_ceiling']:.3f} the copy ceiling"
+                f"x{r['vs_copy_ceiling']:.3f} the copy ceiling{against}"
             )
     for h in p["help"]:
         lines.append(
