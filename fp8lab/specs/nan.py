@@ -5,9 +5,12 @@ policy here is named for what it does and cites the implementations that do
 it. The codecs take the policies that emit a NaN code (``canonical``,
 ``keep-sign``, ``all-ones``, ``keep-sign-all-ones``); a kernel under test may
 declare any of them. A name is
-resolved once, where it enters (a ``--nan-policy``, a kernel's declared
-``nan_policy`` attribute, an ``encode(..., nan=)`` argument), and passed on as
-an argument. No other name, and no raw code, is accepted.
+resolved once, where it enters (a ``--nan-policy``, the ``nan_policy``
+attribute of a kernel in the caller's own process, an ``encode(..., nan=)``
+argument), and passed on as an argument: a gate holds a kernel to a
+:class:`HeldNanPolicy`, which says where the policy came from. What a kernel
+in a process of its own declares is recorded beside it, never used. No other
+name, and no raw code, is accepted.
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ from fp8lab.specs.format import FormatSpec
 __all__ = [
     "DEFAULT_NAN_POLICY",
     "NAN_POLICIES",
+    "NAN_POLICY_SOURCES",
+    "HeldNanPolicy",
     "NanPolicy",
     "declared_nan_policy",
+    "held_nan_policy",
     "nan_policy",
     "nan_policy_help",
-    "resolve_nan_policy",
 ]
 
 
@@ -120,11 +125,58 @@ NAN_POLICIES: dict[str, NanPolicy] = {
 DEFAULT_NAN_POLICY = "canonical"
 
 
+NAN_POLICY_SOURCES = ("command-line", "kernel-source", "default", "caller", "kernel")
+_SHOWN = 80  # characters of a kernel's declaration a record keeps
+
+
+@dataclass(frozen=True)
+class HeldNanPolicy:
+    """The NaN policy a gate holds a kernel to, where it came from, and what the kernel says.
+
+    Args:
+        policy: the policy the gate holds the kernel to.
+        source: ``command-line`` (``--nan-policy``), ``kernel-source`` (a
+            ``nan_policy`` declaration in the ``--kernel``'s source text, read as
+            text before the kernel runs), ``default`` (none stated: canonical),
+            ``caller`` (a Python caller passed it) or ``kernel`` (the
+            ``nan_policy`` attribute of a kernel in the caller's process).
+        declared_by_kernel: what a kernel that runs in a process of its own says
+            of itself (its ``nan_policy`` attribute, as that process reports it):
+            recorded and compared, never used; None if it says nothing or was not asked.
+
+    Raises:
+        ValueError: for a source outside :data:`NAN_POLICY_SOURCES`.
+    """
+
+    policy: NanPolicy
+    source: str
+    declared_by_kernel: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.source not in NAN_POLICY_SOURCES:
+            raise ValueError(f"NaN policy source {self.source!r}; one of {NAN_POLICY_SOURCES}")
+        if self.declared_by_kernel is not None:
+            object.__setattr__(self, "declared_by_kernel", str(self.declared_by_kernel)[:_SHOWN])
+
+    @property
+    def disagreement(self) -> str:
+        """A sentence when the kernel declares a policy other than the one held; else empty."""
+        said = self.declared_by_kernel
+        if said is None or said == self.policy.name:
+            return ""
+        return (
+            f"the kernel declares NaN policy {said!r} but was held to {self.policy.name!r} "
+            f"({self.source}): a --kernel is held to --nan-policy or its source's declaration, "
+            "never to what its process reports"
+        )
+
+
 def nan_policy_help() -> str:
-    """One line naming the policies and how a kernel declares one."""
+    """One line naming the policies and how a kernel's is stated."""
     return (
-        f"declare the kernel's NaN policy with attribute nan_policy = NAME on the kernel "
-        f"or function, or --nan-policy NAME; NAME one of {', '.join(NAN_POLICIES)}"
+        f"state the kernel's NaN policy with --nan-policy NAME (a --kernel), or, for a "
+        f"kernel in your own process, with attribute nan_policy = NAME on the kernel or "
+        f"function; NAME one of {', '.join(NAN_POLICIES)}"
     )
 
 
@@ -151,17 +203,23 @@ def declared_nan_policy(kernel: object) -> str:
     return DEFAULT_NAN_POLICY if named is None else nan_policy(named).name
 
 
-def resolve_nan_policy(kernel: object, stated: str | None) -> str:
-    """``stated`` (a caller's ``--nan-policy``) checked against what ``kernel`` declares.
+def held_nan_policy(kernel: object, stated: HeldNanPolicy | NanPolicy | None) -> HeldNanPolicy:
+    """The policy a gate holds ``kernel`` to: ``stated``, else what the kernel declares.
+
+    The edge of a gate's Python API, read once: a policy the caller passes is
+    held (``caller``); with none, the ``nan_policy`` attribute of ``kernel``,
+    an object in this process (``kernel``), else canonical (``default``).
 
     Raises:
-        ValueError: as :func:`declared_nan_policy`, for an unknown ``stated``, or
-            when the kernel declares a different policy than ``stated``.
+        ValueError: for a declared name outside :data:`NAN_POLICIES`, or a
+            ``stated`` that is neither a policy of the catalogue nor a held one.
     """
-    declared = declared_nan_policy(kernel)
-    if stated is None:
-        return declared
-    nan_policy(stated)
-    if getattr(kernel, "nan_policy", None) is not None and declared != stated:
-        raise ValueError(f"the kernel declares NaN policy {declared!r}, not {stated!r}")
-    return stated
+    if isinstance(stated, HeldNanPolicy):
+        return stated
+    if stated is not None:
+        if not isinstance(stated, NanPolicy):
+            raise ValueError(f"nan_policy={stated!r} is not a NaN policy: pass NAN_POLICIES[NAME]")
+        return HeldNanPolicy(nan_policy(stated), "caller")
+    if getattr(kernel, "nan_policy", None) is None:
+        return HeldNanPolicy(NAN_POLICIES[DEFAULT_NAN_POLICY], "default")
+    return HeldNanPolicy(NAN_POLICIES[declared_nan_policy(kernel)], "kernel")

@@ -24,6 +24,8 @@ __all__ = [
     "E8m0Inf",
     "E8m0NanBlock",
     "E8m0Exponent",
+    "ScaleSource",
+    "E8m0Nan",
 ]
 
 
@@ -39,7 +41,11 @@ class AmaxNan(enum.Enum):
     """NaN in the scale-side max/min (amax reduction, eps floor, ``scale_ub``, ``min_scale``).
 
     ``SKIP`` is C ``fmaxf``/``fminf`` (CUDA kernels); ``PROPAGATE`` is
-    ``torch.amax`` / ``Tensor.max`` / ``torch.clamp``, where NaN wins.
+    ``torch.amax`` / ``Tensor.max`` / ``torch.clamp``, where NaN wins. A
+    NaN-skipping reduction gives the same amax however its elements are split
+    into lanes and the lanes combined (``fmaxf`` drops each NaN where it meets
+    it), so a vectorised ``fmaxf`` reduction is ``SKIP``; the lane-wise form
+    that differs is a rule's ``amax_lanes``.
     """
 
     SKIP = "skip"
@@ -159,11 +165,16 @@ class Arithmetic(enum.Enum):
     and ``x / scale`` on a bfloat16 tensor: on bfloat16 input the scale and
     each quotient are rounded to bfloat16 (float32 input is unchanged), and
     a zero scale becomes ``input_zero_scale`` (compressed-tensors:
-    ``torch.finfo(bfloat16).eps``, 2^-7).
+    ``torch.finfo(bfloat16).eps``, 2^-7). ``INPUT_QUOTIENT``: the scale stays
+    float32 and only each quotient is rounded to the input's dtype, as torch
+    divides a bfloat16 tensor by a 0-dim float32 tensor or a Python float:
+    the quotient in float32 (``opmath``), the scale unrounded, the result
+    bfloat16 (torch 2.13 CPU, checked by ``tests/gates/test_gq_new_axis_values.py``).
     """
 
     FLOAT32 = "float32"
     INPUT = "input"
+    INPUT_QUOTIENT = "input-quotient"
 
 
 class E8m0Zero(enum.Enum):
@@ -195,6 +206,19 @@ class E8m0Inf(enum.Enum):
     EXPONENT_BITS = "exponent-bits"
 
 
+class E8m0Nan(enum.Enum):
+    """The e8m0 scale byte of a block whose amax (or RCEIL quotient) is NaN.
+
+    ``NAN_BYTE``: 0xFF, the NaN scale (OCP MX v1.0). ``ZERO_BYTE``: 0x00, as a
+    kernel that rounds the quotient up by adding ``0x7FFFFF`` to its bits and
+    masking the exponent field makes of a NaN (``0x7FC00000 + 0x7FFFFF`` carries
+    out of the field); the block's elements then follow ``e8m0_zero``.
+    """
+
+    NAN_BYTE = "nan-byte"
+    ZERO_BYTE = "zero-byte"
+
+
 class E8m0NanBlock(enum.Enum):
     """The elements of a block whose e8m0 scale byte is 0xFF (NaN).
 
@@ -208,13 +232,29 @@ class E8m0NanBlock(enum.Enum):
 
 
 class E8m0Exponent(enum.Enum):
-    """How an RCEIL rule rounds the scale up to a power of two.
+    """How an e8m0 rule finds its power of two.
 
-    ``BITS``: exactly, from the float32 bits (up unless the mantissa is 0).
-    ``LOG2_FLOAT32``: ``ceil(log2(s))`` with ``log2`` rounded to float32 first
-    (to nearest), so a scale just above ``2**k`` whose ``log2`` rounds to ``k``
-    gets ``2**k`` (torchao RCEIL's eager ``torch.ceil(torch.log2(descale))``).
+    ``BITS``: exactly, from the float32 bits (RCEIL: the quotient's, up unless
+    the mantissa is 0; OCP FLOOR: the amax's exponent field).
+    ``LOG2_FLOAT32``: through ``log2`` rounded to float32 first (to nearest):
+    RCEIL ``ceil(log2(s))``, so a scale just above ``2**k`` whose ``log2`` rounds
+    to ``k`` gets ``2**k`` (torchao RCEIL's eager ``torch.ceil(torch.log2(descale))``);
+    OCP FLOOR ``floor(log2(amax))``, so an amax just below ``2**(k+1)`` whose
+    ``log2`` rounds up gets ``k + 1`` (a ``floorf(log2f(amax))`` kernel).
     """
 
     BITS = "bits"
     LOG2_FLOAT32 = "log2-float32"
+
+
+class ScaleSource(enum.Enum):
+    """Where the scale comes from.
+
+    ``AMAX``: computed from the block's amax by the rule's formula (dynamic
+    quantization: the kernel returns it, GQ checks it). ``GIVEN``: handed to
+    the kernel with ``x`` (static quantization: G1); the amax keys then hold
+    their neutral values (no floor, bound, minimum or power of two).
+    """
+
+    AMAX = "amax"
+    GIVEN = "given"

@@ -12,14 +12,12 @@ say where they could not be checked against the file.
 
 from __future__ import annotations
 
-import enum
-import json
-import tomllib
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 
+from fp8lab.specs.formats import FORMATS
 from fp8lab.specs.rule_axes import (
     AmaxNan,
     Apply,
@@ -27,6 +25,7 @@ from fp8lab.specs.rule_axes import (
     Clamp,
     E8m0Exponent,
     E8m0Inf,
+    E8m0Nan,
     E8m0NanBlock,
     E8m0Zero,
     ElementRounding,
@@ -34,8 +33,16 @@ from fp8lab.specs.rule_axes import (
     NanCode,
     Pow2,
     Quotient,
+    ScaleSource,
     SignedZero,
     Storage,
+)
+from fp8lab.specs.rule_file import (
+    derived_rule,
+    parse_tables,
+    read_rule_text,
+    rule_tables,
+    tables_text,
 )
 
 __all__ = [
@@ -56,6 +63,8 @@ __all__ = [
     "E8m0Inf",
     "E8m0NanBlock",
     "E8m0Exponent",
+    "ScaleSource",
+    "E8m0Nan",
     "get_rule",
     "parse_rules",
     "read_rule_file",
@@ -69,16 +78,18 @@ __all__ = [
 class ScaleRule:
     """One implementation's rule, every choice named.
 
-    Pipeline per block (float32 throughout): ``amax`` from ``amax_init``;
+    Pipeline per block (float32 throughout): ``amax`` from ``amax_init`` (by
+    lanes where ``amax_lanes`` says);
     ``amax = max(amax, amax_floor)``; ``amax = min(amax, scale_ub)``;
     ``s = amax (scale_from) element_max``; ``s = max(s, min_scale)`` (max and
     min as ``amax_nan`` says); ``s = zero_scale`` where ``s == 0``; ``pow2``;
     ``q = x (apply) s``; ``signed_zero``; ``clamp``; with ``arithmetic =
     "input"`` on bfloat16 input, ``s`` is rounded to bfloat16 right after its
     formula (``input_zero_scale`` then replaces a zero one) and ``q`` right
-    after ``apply``;
-    SATFINITE cast to ``element`` (RNE, or ties away as ``element_rounding``
-    says), NaN to its canonical (positive) code:
+    after ``apply``; with ``"input-quotient"`` only ``q`` is;
+    cast to ``element`` (RNE, or ties away as ``element_rounding`` says;
+    SATFINITE, or with ``saturate = false`` overflow to inf or NaN), NaN to
+    its canonical (positive) code:
     a NaN that reaches the cast has been through float32 arithmetic, which on
     NVIDIA GPUs yields the canonical positive NaN whatever the operands' signs
     (PTX ISA, floating-point NaN results; not checked on a GPU here). ``None``
@@ -112,7 +123,17 @@ class ScaleRule:
         e8m0_zero: what an e8m0 scale byte of 0 does to the elements.
         e8m0_inf: the e8m0 scale byte of an infinite amax.
         e8m0_nan_block: the elements of a block whose e8m0 byte is 0xFF.
-        e8m0_exponent: how an RCEIL rule rounds its scale up to a power of two.
+        e8m0_exponent: how an e8m0 rule finds its power of two.
+        e8m0_nan: the e8m0 scale byte of a NaN amax.
+        amax_lanes: the lane width W of a vectorised amax, or None (one
+            sequential max): element ``i`` of a block goes to lane ``i % W``,
+            each lane is a NaN-propagating max from ``amax_init`` (numpy and
+            torch ``maximum``, a vector max that keeps NaN), and the lanes are
+            combined by ``fmaxf`` from ``amax_init``, which drops a lane that
+            holds a NaN with every value in it (``amax_nan = "skip"`` only).
+        saturate: whether the cast saturates (overflow to the largest finite
+            magnitude) or not (to inf, or NaN in a format without inf).
+        scale_source: computed from the amax (GQ), or given with ``x`` (G1).
     """
 
     name: str
@@ -142,6 +163,10 @@ class ScaleRule:
     e8m0_inf: E8m0Inf = E8m0Inf.NAN_BYTE
     e8m0_nan_block: E8m0NanBlock = E8m0NanBlock.ALL_NAN
     e8m0_exponent: E8m0Exponent = E8m0Exponent.BITS
+    e8m0_nan: E8m0Nan = E8m0Nan.NAN_BYTE
+    amax_lanes: int | None = None
+    saturate: bool = True
+    scale_source: ScaleSource = ScaleSource.AMAX
 
     def __post_init__(self) -> None:
         if (self.granularity is Granularity.BLOCK) != (self.block is not None):
@@ -156,121 +181,77 @@ class ScaleRule:
             raise ValueError(f"{self.name}: an e8m0 scale is a float32 divisor")
         if byte_scale and (self.zero_scale is not None or self.signed_zero is SignedZero.PLUS_ZERO):
             raise ValueError(f"{self.name}: zero_scale and signed_zero go with a float32 scale")
-        e8m0_default = (E8m0Zero.OCP, E8m0Inf.NAN_BYTE, E8m0NanBlock.ALL_NAN)
-        if not byte_scale and (self.e8m0_zero, self.e8m0_inf, self.e8m0_nan_block) != e8m0_default:
+        if byte_scale and self.min_scale is not None:
+            raise ValueError(f"{self.name}: min_scale goes with a float32 scale")
+        e8m0_default = (E8m0Zero.OCP, E8m0Inf.NAN_BYTE, E8m0NanBlock.ALL_NAN, E8m0Nan.NAN_BYTE)
+        e8m0 = (self.e8m0_zero, self.e8m0_inf, self.e8m0_nan_block, self.e8m0_nan)
+        if not byte_scale and e8m0 != e8m0_default:
             raise ValueError(f"{self.name}: the e8m0_* choices go with an e8m0 scale")
-        if self.e8m0_exponent is not E8m0Exponent.BITS and self.pow2 is not Pow2.RCEIL:
-            raise ValueError(f"{self.name}: e8m0_exponent goes with pow2 = rceil")
+        if self.e8m0_exponent is not E8m0Exponent.BITS and not byte_scale:
+            raise ValueError(f"{self.name}: e8m0_exponent goes with an e8m0 scale")
         if self.e8m0_inf is E8m0Inf.EXPONENT_BITS and self.pow2 is not Pow2.OCP_FLOOR:
             raise ValueError(f"{self.name}: e8m0_inf = exponent-bits goes with pow2 = ocp-floor")
-        if self.arithmetic is Arithmetic.INPUT and byte_scale:
-            raise ValueError(f"{self.name}: arithmetic = input goes with a float32 scale")
+        if self.arithmetic is not Arithmetic.FLOAT32 and byte_scale:
+            raise ValueError(
+                f"{self.name}: arithmetic = {self.arithmetic.value} goes with a float32 scale"
+            )
+        if self.amax_lanes is not None and self.amax_nan is not AmaxNan.SKIP:
+            raise ValueError(f"{self.name}: amax_lanes goes with amax_nan = skip")
         if (self.input_zero_scale is not None) != (
             self.arithmetic is Arithmetic.INPUT and self.zero_scale is not None
         ):
             raise ValueError(
                 f"{self.name}: input_zero_scale goes with arithmetic = input and a zero_scale"
             )
+        fmt = FORMATS.get(self.element)
+        if not self.saturate and fmt is not None and not (fmt.has_inf or fmt.nan_codes):
+            raise ValueError(f"{self.name}: {self.element} has no inf or NaN: it saturates")
+        if self.scale_source is ScaleSource.GIVEN and _amax_keys(self) != _NEUTRAL:
+            raise ValueError(
+                f"{self.name}: a given scale is a float32 divisor or multiplier; the amax keys "
+                "hold their neutral values (amax_nan skip, amax_init 0, scale_from divide, "
+                "pow2 none, quotient float32; no floor, bound, minimum, zero scale or lanes)"
+            )
 
 
-_ENUMS: dict[str, type[enum.Enum]] = {
-    "granularity": Granularity,
-    "amax_nan": AmaxNan,
-    "scale_from": Apply,
-    "pow2": Pow2,
-    "apply": Apply,
-    "clamp": Clamp,
-    "quotient": Quotient,
-    "storage": Storage,
-    "nan_code": NanCode,
-    "signed_zero": SignedZero,
-    "element_rounding": ElementRounding,
-    "arithmetic": Arithmetic,
-    "e8m0_zero": E8m0Zero,
-    "e8m0_inf": E8m0Inf,
-    "e8m0_nan_block": E8m0NanBlock,
-    "e8m0_exponent": E8m0Exponent,
-}
-_OPTIONAL = (
-    "block",
-    "amax_floor",
-    "scale_ub",
-    "min_scale",
-    "zero_scale",
-    "input_zero_scale",
-)  # left out: None
-_DEFAULTED = {f.name: f.default for f in fields(ScaleRule) if isinstance(f.default, enum.Enum)}
-_NUMBERS = ("amax_init", "amax_floor", "scale_ub", "min_scale", "zero_scale", "input_zero_scale")
+# a given-scale rule's amax keys: one spelling of each static rule
+_NEUTRAL: tuple[object, ...] = ("float32", AmaxNan.SKIP, 0.0, None, None, Apply.DIVIDE, None)
+_NEUTRAL += (Pow2.NONE, Quotient.FLOAT32, None, None, None)
 
 
-def _rule(entry: dict[str, object], where: str) -> ScaleRule:
-    """One ``[[rule]]`` table as a :class:`ScaleRule`; every value checked."""
-    keys = [f.name for f in fields(ScaleRule)]
-    unknown = sorted(set(entry) - set(keys))
-    if unknown:
-        raise ValueError(f"{where}: unknown key {unknown[0]!r}; the keys: {', '.join(keys)}")
-    missing = [k for k in keys if k not in entry and k not in _OPTIONAL and k not in _DEFAULTED]
-    if missing:
-        raise ValueError(f"{where}: missing key {missing[0]!r}")
-    values: dict[str, object] = {k: entry.get(k, _DEFAULTED.get(k)) for k in keys}
-    for key, kind in _ENUMS.items():
-        try:
-            values[key] = kind(getattr(values[key], "value", values[key]))
-        except ValueError:
-            choices = ", ".join(str(m.value) for m in kind)
-            raise ValueError(f"{where}: {key} = {values[key]!r:.40}; one of {choices}") from None
-    for key in _NUMBERS:
-        value = values[key]
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise ValueError(f"{where}: {key} = {value!r:.40} is not a number")
-        values[key] = None if value is None else float(value)
-    if values["block"] is not None and (
-        isinstance(values["block"], bool) or not isinstance(values["block"], int)
-    ):
-        raise ValueError(f"{where}: block = {values['block']!r:.40} is not a whole number")
-    for key in ("name", "source", "element", "scale_format"):
-        if not isinstance(values[key], str) or not values[key]:
-            raise ValueError(f"{where}: {key} must be a non-empty string")
-    return ScaleRule(**values)  # type: ignore[arg-type]
+def _amax_keys(rule: ScaleRule) -> tuple[object, ...]:
+    return (
+        rule.scale_format,
+        rule.amax_nan,
+        rule.amax_init,
+        rule.amax_floor,
+        rule.scale_ub,
+        rule.scale_from,
+        rule.min_scale,
+        rule.pow2,
+        rule.quotient,
+        rule.zero_scale,
+        rule.input_zero_scale,
+        rule.amax_lanes,
+    )
 
 
 def parse_rules(text: str, where: str = "rules") -> tuple[ScaleRule, ...]:
     """The rules of a rule file's text: ``[[rule]]`` tables, one key per :class:`ScaleRule` field.
+
+    What each key holds follows from its field's type (:mod:`fp8lab.specs.rule_file`).
 
     Raises:
         ValueError: for text that is not TOML, no ``[[rule]]``, an unknown or
             missing key, a value of the wrong kind, a choice that is not one of
             its axis, a rule :class:`ScaleRule` refuses, or a name given twice.
     """
-    entries = rule_tables(text, where)
-    rules = tuple(_rule(e, f"{where}, rule {i + 1}") for i, e in enumerate(entries))
-    names = [r.name for r in rules]
-    if len(set(names)) != len(names):
-        raise ValueError(f"{where}: a rule name given twice")
-    return rules
-
-
-def _toml_value(value: object) -> str:
-    if isinstance(value, enum.Enum):
-        value = value.value
-    if isinstance(value, str):
-        return json.dumps(value)  # a JSON string is a TOML basic string
-    if isinstance(value, float):
-        return repr(value)  # shortest round-trip form; inf and nan are TOML too
-    return str(value)
+    return parse_tables(ScaleRule, text, where)
 
 
 def rule_text(*rules: ScaleRule) -> str:
     """``rules`` as a rule file: the text :func:`parse_rules` reads back as the same rules."""
-    lines: list[str] = []
-    for rule in rules:
-        lines.append("[[rule]]")
-        for f in fields(ScaleRule):
-            value = getattr(rule, f.name)
-            if value is not None:
-                lines.append(f"{f.name} = {_toml_value(value)}")
-        lines.append("")
-    return "\n".join(lines)
+    return tables_text(*rules)
 
 
 def read_rule_file(path: str | Path, max_bytes: int = 1 << 20) -> tuple[ScaleRule, ...]:
@@ -280,42 +261,6 @@ def read_rule_file(path: str | Path, max_bytes: int = 1 << 20) -> tuple[ScaleRul
         ValueError: as :func:`parse_rules`, or for a file that cannot be read or is too large.
     """
     return parse_rules(read_rule_text(path, max_bytes), str(path))
-
-
-def rule_tables(text: str, where: str) -> list[dict[str, object]]:
-    """The ``[[rule]]`` tables of a rule file's text, unchecked.
-
-    Raises:
-        ValueError: for text that is not TOML or holds anything but ``[[rule]]`` tables.
-    """
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{where}: not TOML ({exc})") from None
-    entries = data.get("rule")
-    if set(data) != {"rule"} or not isinstance(entries, list) or not entries:
-        raise ValueError(f"{where}: want one or more [[rule]] tables and nothing else")
-    return entries
-
-
-def read_rule_text(path: str | Path, max_bytes: int = 1 << 20) -> str:
-    """The text of the rule file at ``path`` (at most ``max_bytes``, UTF-8).
-
-    Raises:
-        ValueError: for a file that cannot be read, is too large or not UTF-8.
-    """
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(max_bytes + 1)
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read the rule file ({exc.strerror})") from None
-    if len(raw) > max_bytes:
-        raise ValueError(f"{path}: a rule file over {max_bytes} bytes")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: not UTF-8") from None
-    return text
 
 
 _DECLARED = parse_rules(
@@ -329,11 +274,17 @@ RULES: MappingProxyType[str, ScaleRule] = MappingProxyType({r.name: r for r in _
 def get_rule(rule: str | ScaleRule) -> ScaleRule:
     """Look a rule up by name, or pass a :class:`ScaleRule` through.
 
+    A name ``BASE[AXIS=VALUE;...]`` is named rule ``BASE`` with those fields
+    set (:func:`fp8lab.specs.rule_file.derived_rule`): ``rceil[e8m0_nan=zero-byte]``.
+
     Raises:
-        ValueError: for an unknown name, listing the known ones.
+        ValueError: for an unknown name, listing the known ones, or a derived
+            name that is no rule.
     """
     if isinstance(rule, ScaleRule):
         return rule
+    if isinstance(rule, str) and "[" in rule:
+        return derived_rule(rule, RULES)
     try:
         return RULES[rule]
     except (KeyError, TypeError):
