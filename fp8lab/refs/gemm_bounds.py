@@ -22,13 +22,16 @@ tolerance 4·K·FLT_EPSILON = 8·K·u is about 8 times gamma_K.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["U32", "U_BF16", "gamma", "tight_bound"]
+__all__ = ["U32", "U_BF16", "U_F16", "gamma", "tight_bound"]
 
 U32 = 2.0**-24
 U_BF16 = 2.0**-8
+U_F16 = 2.0**-11
 
 
 def gamma(n: int, u: float = U32) -> float:
@@ -45,15 +48,17 @@ def gamma(n: int, u: float = U32) -> float:
 def tight_bound(
     abs_sum: npt.NDArray[np.float64],
     want: npt.NDArray[np.float64],
-    alpha: float,
+    alpha: Any,
     k: int,
     *,
     bf16_output: bool,
     two_scalar: bool = False,
+    output_u: float | None = None,
 ) -> npt.NDArray[np.float64]:
-    """The bound above, elementwise, for K products."""
+    """The bound above, elementwise, for K products (``output_u``: a narrower output's u)."""
     g = gamma(k + 2) / (1 - U32) if two_scalar else gamma(k)
-    e = g * abs(alpha) * abs_sum
-    if bf16_output:
-        return (1 + U_BF16) * e + U_BF16 * np.abs(want)
+    e: npt.NDArray[np.float64] = g * np.abs(alpha) * abs_sum
+    u = U_BF16 if bf16_output else output_u
+    if u:
+        e = (1 + u) * e + u * np.abs(want)
     return e

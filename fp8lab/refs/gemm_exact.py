@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -25,10 +26,12 @@ import numpy.typing as npt
 from fp8lab.specs.formats import FORMATS
 
 __all__ = [
+    "ACC_EPSILON",
     "EXACT_F64_MAX_K",
     "FLT_EPSILON",
     "INT64_MAX_K",
     "K_BLOCK_ELEMENTS",
+    "OUT_RELATIVE",
     "SeedReference",
     "exact_acc",
     "exact_acc_units",
@@ -142,30 +145,46 @@ class SeedReference:
     want: npt.NDArray[np.float64]
     abs_sum: npt.NDArray[np.float64]
     tolerance: npt.NDArray[np.float64]
-    alpha: float
+    alpha: Any  # float, or [M,N] float64 for one scale per row of A or column of B
+
+
+ACC_EPSILON = {"float32": FLT_EPSILON, "bfloat16": 2.0**-7, "float16": 2.0**-10}
+OUT_RELATIVE = {"f32": 0.0, "bf16": 0.004, "f16": 2.0**-10}  # about two units of the last place
 
 
 def seed_reference(
-    a_codes: np.ndarray, b_codes: np.ndarray, s_in: float, s_w: float, out_dtype: str
+    a_codes: np.ndarray,
+    b_codes: np.ndarray,
+    s_in: Any,
+    s_w: Any,
+    out_dtype: str,
+    accumulator: str = "float32",
 ) -> SeedReference:
     """``want = alpha * acc`` in double, ``Σ|terms|`` and the seed's tolerance.
 
-    Tolerance ``4·K·FLT_EPSILON·|alpha|·Σ|terms|``, plus ``0.004·|want|`` for
-    bf16 output; ``alpha = f32(s_in * s_w)``.
+    Tolerance ``4·K·eps·|alpha|·Σ|terms|`` (eps = FLT_EPSILON, or the
+    epsilon of a bfloat16 or float16 ``accumulator``), plus ``0.004·|want|``
+    for bf16 output and ``2**-10·|want|`` for f16; ``alpha = f32(s_in * s_w)``,
+    per output when ``s_in`` has one scale per row of A and ``s_w`` one per
+    row of B.
 
     Raises:
-        ValueError: as :func:`exact_acc`, or for an unknown ``out_dtype``.
+        ValueError: as :func:`exact_acc`, or for an unknown ``out_dtype`` or accumulator.
     """
-    if out_dtype not in ("f32", "bf16"):
-        raise ValueError(f"out_dtype must be 'f32' or 'bf16', got {out_dtype!r}")
+    if out_dtype not in OUT_RELATIVE or accumulator not in ACC_EPSILON:
+        raise ValueError(f"out_dtype {out_dtype!r}, accumulator {accumulator!r}: unknown")
     acc = exact_acc(a_codes, b_codes)
     a = np.abs(_checked_units(a_codes, "a_codes") * 2.0**-9)
     b = np.abs(_checked_units(b_codes, "b_codes") * 2.0**-9)
     abs_sum = a @ b.T
-    alpha = float(np.float32(np.float32(s_in) * np.float32(s_w)))
+    si, sw = np.asarray(s_in, np.float32), np.asarray(s_w, np.float32)
+    if si.ndim == sw.ndim == 0:
+        alpha: Any = float(np.float32(si * sw))
+    else:
+        alpha = (si.reshape(-1, 1) * sw.reshape(1, -1)).astype(np.float64)
     want = alpha * acc
     k = a.shape[1]
-    tol = 4.0 * k * FLT_EPSILON * abs(alpha) * abs_sum
-    if out_dtype == "bf16":
-        tol = tol + 0.004 * np.abs(want)
+    tol = 4.0 * k * ACC_EPSILON[accumulator] * np.abs(alpha) * abs_sum
+    if OUT_RELATIVE[out_dtype]:
+        tol = tol + OUT_RELATIVE[out_dtype] * np.abs(want)
     return SeedReference(want, abs_sum, tol, alpha)

@@ -9,7 +9,6 @@ and shares no code with the numpy port it checks.
 
 from __future__ import annotations
 
-import decimal
 import itertools
 import math
 from fractions import Fraction
@@ -19,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.refs.float32_exact import f32, f32_div, f32_mul, f64_div, f64_mul, fmaxf, fminf
+from fp8lab.refs.log2_exact import ceil_log2, ceil_log2_float32, floor_log2, floor_log2_float32
 from fp8lab.refs.scan import ScanPolicy, scan_encode
 from fp8lab.specs.formats import get_format
 from fp8lab.specs.nvfp4_rules import Nvfp4Order, Nvfp4ScaleRule, Nvfp4TensorScale
@@ -29,6 +29,7 @@ from fp8lab.specs.scale_rules import (
     Clamp,
     E8m0Exponent,
     E8m0Inf,
+    E8m0Nan,
     E8m0NanBlock,
     E8m0Zero,
     ElementRounding,
@@ -40,24 +41,17 @@ from fp8lab.specs.scale_rules import (
     Storage,
 )
 
-__all__ = ["reference_encode_scale", "reference_nvfp4_block_scales", "reference_scheme_quant"]
+__all__ = [
+    "reference_encode_scale",
+    "reference_nvfp4_block_scales",
+    "reference_scheme_quant",
+    "ties_away_table",
+]
 
 _FLT_MAX = float(np.finfo(np.float32).max)
 
 _SATFINITE = ScanPolicy(saturate=True, keep_nan_sign=False)
 _E8M0_NAN = 255
-
-
-def _floor_log2(v: Fraction) -> int:
-    """The k with 2**k <= v < 2**(k+1), for v > 0."""
-    k = v.numerator.bit_length() - v.denominator.bit_length()
-    return k - 1 if Fraction(2) ** k > v else k
-
-
-def _ceil_log2(v: Fraction) -> int:
-    """The least k with 2**k >= v, for v > 0."""
-    k = _floor_log2(v)
-    return k if Fraction(2) ** k == v else k + 1
 
 
 def _max(a: float, b: float, rule: ScaleRule) -> float:
@@ -73,11 +67,27 @@ def _min(a: float, b: float, rule: ScaleRule) -> float:
     return fminf(a, b)
 
 
+def _lanes_amax(block: list[float], lanes: int, init: float) -> float:
+    """A vectorised amax: the largest value of the NaN-free lanes (``init`` if none).
+
+    Lane ``i % lanes`` takes element ``i``; a lane that holds a NaN is NaN, and dropped.
+    """
+    amax = init
+    for lane in range(lanes):
+        values = [abs(v) for v in block[lane::lanes]]
+        if not any(math.isnan(v) for v in values):
+            amax = max([amax, *values])
+    return amax
+
+
 def _amax(block: list[float], rule: ScaleRule) -> float:
     """The block's amax, floored and bounded (in float64 when the rule's quotient is)."""
     amax = f32(rule.amax_init)
-    for v in block:
-        amax = _max(amax, abs(v), rule)
+    if rule.amax_lanes is not None:
+        amax = _lanes_amax(block, rule.amax_lanes, amax)
+    else:
+        for v in block:
+            amax = _max(amax, abs(v), rule)
     wide = rule.quotient is Quotient.FLOAT64  # the bounds as float64 values, not float32 ones
     if rule.amax_floor is not None:
         amax = _max(amax, rule.amax_floor if wide else f32(rule.amax_floor), rule)
@@ -91,15 +101,18 @@ def _ceil_pow2_float32(s: float) -> float:
     s = fmaxf(abs(s), f32(1e-10))
     if math.isinf(s):
         return s
-    k = _ceil_log2(Fraction(s))
+    k = ceil_log2(Fraction(s))
     return math.inf if k > 127 else float(Fraction(2) ** k)
 
 
 def _e8m0_byte(amax: float, rule: ScaleRule, elem_max: float) -> int:
-    """OCP MX FLOOR or RCEIL scale byte (bias 127; 0xFF NaN for a non-finite input)."""
+    """OCP MX FLOOR or RCEIL scale byte (bias 127; NaN and inf amaxes as the rule's e8m0 keys)."""
     elem = get_format(rule.element)
+    nan_byte = 0 if rule.e8m0_nan is E8m0Nan.ZERO_BYTE else _E8M0_NAN
+    if math.isnan(amax):  # a NaN amax, or (RCEIL) its NaN quotient
+        return nan_byte
     if rule.pow2 is Pow2.OCP_FLOOR:
-        if math.isnan(amax) or (math.isinf(amax) and rule.e8m0_inf is E8m0Inf.NAN_BYTE):
+        if math.isinf(amax) and rule.e8m0_inf is E8m0Inf.NAN_BYTE:
             return _E8M0_NAN
         if math.isinf(amax) and rule.e8m0_inf is E8m0Inf.MAX_BYTE:
             return _E8M0_NAN - 1
@@ -107,8 +120,10 @@ def _e8m0_byte(amax: float, rule: ScaleRule, elem_max: float) -> int:
         # an infinite one reads field 255, i.e. 128.
         if math.isinf(amax):
             e = 128
+        elif rule.e8m0_exponent is E8m0Exponent.LOG2_FLOAT32:  # floor(log2f(amax))
+            e = floor_log2_float32(Fraction(amax)) if amax > 0 else -128
         else:
-            e = _floor_log2(Fraction(amax)) if amax >= 2.0**-126 else -127
+            e = floor_log2(Fraction(amax)) if amax >= 2.0**-126 else -127
         return min(max(e - (elem.maxexp - 1), -127), 128) + 127
     d = _scale_from(amax, elem_max, rule)
     if math.isinf(d) and rule.e8m0_inf is E8m0Inf.MAX_BYTE:
@@ -118,34 +133,10 @@ def _e8m0_byte(amax: float, rule: ScaleRule, elem_max: float) -> int:
     if rule.e8m0_exponent is E8m0Exponent.LOG2_FLOAT32:
         if d == 0:  # log2(0) = -inf, clamped
             return 0
-        return min(max(_ceil_log2_float32(Fraction(d)), -127), 127) + 127
+        return min(max(ceil_log2_float32(Fraction(d)), -127), 127) + 127
     if d <= 2.0**-127:
         return 0
-    return _ceil_log2(Fraction(d)) + 127
-
-
-def _ceil_log2_float32(v: Fraction) -> int:
-    """``ceil(float32(log2(v)))`` for v > 0, ``log2`` rounded to nearest float32.
-
-    With ``2**k < v < 2**(k+1)``, ``log2(v) = k + t`` (0 < t < 1) rounds to ``k``
-    exactly when ``t`` is under half the float32 spacing next to ``k`` on the
-    side of ``k + t`` (towards zero for a negative ``k``); else the ceiling is
-    ``k + 1``. ``t`` is irrational, so no tie; 60 digits decide it.
-    """
-    k = _floor_log2(v)
-    if Fraction(2) ** k == v:
-        return k
-    if k == 0:
-        return 1
-    e = _floor_log2(Fraction(abs(k)))
-    if k < 0 and abs(k) == 2**e:
-        e -= 1  # the spacing just below a power of two is half
-    half = Fraction(2) ** (e - 24)
-    with decimal.localcontext() as ctx:
-        ctx.prec = 60
-        r = decimal.Decimal(v.numerator) / decimal.Decimal(v.denominator)
-        t = r.ln() / decimal.Decimal(2).ln() - k
-    return k if Fraction(t) < half else k + 1
+    return ceil_log2(Fraction(d)) + 127
 
 
 def _e8m0_elements(block: list[float], byte: int, rule: ScaleRule) -> list[float]:
@@ -203,7 +194,9 @@ def reference_scheme_quant(
         raise ValueError(f"{rule.name}: x must be [M, K], got shape {x.shape}")
     elem = get_format(rule.element)
     elem_max = float(elem.max)
-    narrow = rule.arithmetic is Arithmetic.INPUT and np.asarray(x).dtype.name == "bfloat16"
+    bf16 = np.asarray(x).dtype.name == "bfloat16"
+    narrow = rule.arithmetic is Arithmetic.INPUT and bf16  # the scale in bfloat16
+    narrow_q = rule.arithmetic is not Arithmetic.FLOAT32 and bf16  # the quotient
     n_blocks, size = _blocks(x.shape, rule)
     flat = np.asarray(x, np.float32).reshape(n_blocks, size).tolist()
     q = np.empty((n_blocks, size), np.float32)
@@ -233,18 +226,19 @@ def reference_scheme_quant(
         else:
             inv = f32_div(1.0, s)
             row = [f32_mul(v, inv) for v in block]
-        if narrow:
+        if narrow_q:
             row = [_bf16(v) for v in row]
         if rule.signed_zero is SignedZero.PLUS_ZERO:  # -0 + 0 is +0 (IEEE 754 §6.3)
             row = [0.0 if v == 0 else v for v in row]
         q[b] = [_clamp(v, elem_max, rule.clamp) for v in row]
     if rule.element_rounding is ElementRounding.TIES_AWAY:
-        away = _ties_away(rule.element)
+        away = ties_away_table(rule.element)
         q = np.array(
             [[math.copysign(away.get(abs(v), abs(v)), v) for v in row] for row in q.tolist()],
             np.float32,
         )
-    codes = scan_encode(q.reshape(x.shape), elem, _SATFINITE)
+    policy = ScanPolicy(saturate=rule.saturate, keep_nan_sign=False)
+    codes = scan_encode(q.reshape(x.shape), elem, policy)
     m, k = x.shape
     shape = {Granularity.TENSOR: (1,), Granularity.ROW: (m,)}.get(
         rule.granularity, (m, k // (rule.block or 1))
@@ -256,7 +250,7 @@ def _bf16(v: float) -> float:
     """``v`` rounded to bfloat16 (8 significant bits, float32's exponent range), to nearest even."""
     if not math.isfinite(v) or v == 0:
         return v
-    step = Fraction(2) ** (max(_floor_log2(abs(Fraction(v))), -126) - 7)
+    step = Fraction(2) ** (max(floor_log2(abs(Fraction(v))), -126) - 7)
     r = round(Fraction(v) / step) * step  # round() on a Fraction: ties to even
     if abs(r) >= Fraction(2) ** 128:
         return math.copysign(math.inf, v)
@@ -264,11 +258,12 @@ def _bf16(v: float) -> float:
 
 
 @cache
-def _ties_away(element: str) -> dict[float, float]:
+def ties_away_table(element: str) -> dict[float, float]:
     """Each midpoint between neighbouring magnitudes of ``element`` -> the larger of the two.
 
     The last is the midpoint between the largest finite magnitude and the
-    overflow candidate, which the SATFINITE cast then saturates. Every
+    overflow candidate, which a SATFINITE cast then saturates (and a
+    non-saturating one sends to inf or NaN). Every
     midpoint and magnitude is exact in float32 (checked), so a quotient
     is a tie exactly when it is a key.
     """
