@@ -22,6 +22,7 @@ import numpy.typing as npt
 from fp8lab.cuda.host_build import source_text
 from fp8lab.cuda.marshal import QuantArgs, quant_args
 from fp8lab.kernels.matmul_protocol import MatmulSpec, validate_matmul_args
+from fp8lab.runtime.extras import install_line
 
 __all__ = [
     "BLOCK",
@@ -66,7 +67,8 @@ def probe_cuda() -> CudaProbe:
     try:
         cp = importlib.import_module("cupy")
     except Exception as exc:  # noqa: BLE001 - any import failure means no usable cupy
-        return CudaProbe("cupy", f"cupy is not importable ({type(exc).__name__}: {exc})")
+        why = f"{type(exc).__name__}: {exc}"
+        return CudaProbe("cupy", f"cupy is not importable ({why}): {install_line('cuda')}")
     try:
         driver = int(cp.cuda.runtime.driverGetVersion())
     except Exception as exc:  # noqa: BLE001 - cupy raises its own CUDA error types

@@ -5,7 +5,7 @@ the build needs the CUDA headers, taken from PyPI wheels and never from a
 local toolkit: ``nvidia-cuda-runtime`` (cuda_fp8.h,
 cuda_fp8.hpp), ``nvidia-cuda-crt`` (crt/host_defines.h) and
 ``nvidia-cuda-cccl`` (nv/target), all CUDA 13 (pinned in constraints.txt,
-installed by the ``test`` extra). ``FP8LAB_CUDA_INCLUDE`` (a path list)
+installed by the ``cuda-host`` extra). ``FP8LAB_CUDA_INCLUDE`` (a path list)
 overrides the search, ``CXX`` the compiler. The library lands in a cache
 directory keyed by a hash of the sources, headers, defines and compiler
 (``FP8LAB_CACHE``, else ``~/.cache/fp8lab``), never in the source tree.
@@ -21,6 +21,8 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+
+from fp8lab.runtime.extras import CUDA_HOST, install_line
 
 __all__ = [
     "HEADER_WHEELS",
@@ -78,7 +80,7 @@ def cuda_include_dirs() -> list[Path]:
             return dirs
     raise CudaHostBuildError(
         "CUDA headers not found (need cuda_fp8.h, crt/host_defines.h, nv/target): "
-        f"pip install 'fp8lab[test]' (wheels {', '.join(HEADER_WHEELS)}) "
+        f"{install_line(CUDA_HOST)} (wheels {', '.join(HEADER_WHEELS)}) "
         "or set FP8LAB_CUDA_INCLUDE",
         missing=True,
     )

@@ -4,7 +4,7 @@ G2 compiles the same source through cupy on a device. Without one, this
 compiles it here, so CI can check what the device would run: for sm_89 and
 later the conversion is the instruction ``cvt.rn.satfinite.e4m3x2.f32``
 NVRTC comes from the ``nvidia-cuda-nvrtc`` wheel
-(CUDA 13, pinned; in the ``test`` extra) and is called through ctypes.
+(CUDA 13, pinned; in the ``cuda-host`` extra) and is called through ctypes.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fp8lab.cuda.device import device_source
+from fp8lab.runtime.extras import CUDA_HOST, install_line
 
 __all__ = ["NVRTC_WHEEL", "NvrtcError", "compile_ptx", "nvrtc_library"]
 
@@ -46,7 +47,7 @@ def nvrtc_library() -> Path:
         if path.is_file():
             return path
     raise NvrtcError(
-        f"NVRTC not found: pip install 'fp8lab[test]' (wheel {NVRTC_WHEEL}) or set FP8LAB_NVRTC",
+        f"NVRTC not found: {install_line(CUDA_HOST)} (wheel {NVRTC_WHEEL}) or set FP8LAB_NVRTC",
         missing=True,
     )
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         NAN_POLICIES,
         NanPolicy,
         declared_nan_policy,
-        resolve_nan_policy,
+        held_nan_policy,
     )
 
 _HOMES = {
@@ -52,7 +52,7 @@ _HOMES = {
     "NAN_POLICIES": "fp8lab.specs.nan",
     "NanPolicy": "fp8lab.specs.nan",
     "declared_nan_policy": "fp8lab.specs.nan",
-    "resolve_nan_policy": "fp8lab.specs.nan",
+    "held_nan_policy": "fp8lab.specs.nan",
 }
 
 __all__ = [
@@ -66,12 +66,12 @@ __all__ = [
     "collapse_shard_scales",
     "declared_nan_policy",
     "f32_to_fp8",
+    "held_nan_policy",
     "load_shared",
     "quant_static",
     "quant_static_f32tofp8",
     "quant_static_upstream",
     "reciprocal",
-    "resolve_nan_policy",
     "static_scale",
     "validate_scale",
 ]

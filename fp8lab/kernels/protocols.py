@@ -4,7 +4,8 @@ A kernel quantizes an activation with a static per-tensor scale. Built-in
 ports, mutants, a CUDA backend and a user's own callable or object all
 implement :class:`QuantKernel`; no gate knows where its kernel came from. A
 kernel may declare its NaN policy by name (attribute ``nan_policy``, one of
-:data:`fp8lab.specs.nan.NAN_POLICIES`); G1 checks and records it.
+:data:`fp8lab.specs.nan.NAN_POLICIES`); G1 reads it once, when the kernel runs
+in the caller's own process, and records it.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
-
-from fp8lab.specs.nan import resolve_nan_policy
 
 __all__ = ["FunctionKernel", "QuantKernel", "QuantizeFn"]
 
@@ -45,13 +44,11 @@ class QuantKernel(Protocol):
 class FunctionKernel:
     """Wrap a user callable ``func(x, scale) -> uint8 codes`` as a kernel.
 
-    ``nan_policy`` is the policy stated for it (e.g. by ``--nan-policy``); left
-    out, it is what ``func`` declares (its ``nan_policy`` attribute), else
-    vllm.cpp's. ``encode(y)`` is ``func(y, 1.0)``: ``y * float32(1/1.0) == y``
-    bit for bit, so a correct kernel encodes y unchanged.
-
-    Raises:
-        ValueError: for an unknown policy name, or one ``func`` contradicts.
+    ``nan_policy`` is the policy stated for it by name; left out, it is what
+    ``func`` declares (its ``nan_policy`` attribute), if anything. The name is
+    checked where a gate reads it (:func:`fp8lab.specs.nan.held_nan_policy`).
+    ``encode(y)`` is ``func(y, 1.0)``: ``y * float32(1/1.0) == y`` bit for
+    bit, so a correct kernel encodes y unchanged.
     """
 
     name: str
@@ -59,8 +56,8 @@ class FunctionKernel:
     nan_policy: str | None = None
 
     def __post_init__(self) -> None:
-        policy = resolve_nan_policy(self.func, self.nan_policy)
-        object.__setattr__(self, "nan_policy", policy)
+        if self.nan_policy is None:  # the function's own declaration, passed on unread
+            object.__setattr__(self, "nan_policy", getattr(self.func, "nan_policy", None))
 
     def quantize(self, x: np.ndarray, scale: Any) -> npt.NDArray[np.uint8]:
         """Call the wrapped function."""

@@ -34,6 +34,7 @@ from fp8lab.specs.scale_rules import (
     Clamp,
     E8m0Exponent,
     E8m0Inf,
+    E8m0Nan,
     E8m0NanBlock,
     E8m0Zero,
     ElementRounding,
@@ -56,6 +57,7 @@ __all__ = [
     "nvfp4_quant",
     "nvfp4_stored_scales",
     "scheme_quant",
+    "scheme_scales",
 ]
 
 _F32 = np.float32
@@ -77,6 +79,11 @@ def _amax(blocks: npt.NDArray[np.float32], rule: ScaleRule) -> npt.NDArray[np.fl
     """Per block, the float32 amax the reduction gives (from ``amax_init``)."""
     a = np.abs(blocks)
     init = _F32(rule.amax_init)
+    if rule.amax_lanes is not None:  # a vector max per lane (NaN kept), lanes by fmaxf
+        lanes = rule.amax_lanes
+        padded = np.pad(a, ((0, 0), (0, -a.shape[1] % lanes)), constant_values=init)
+        per_lane = np.maximum.reduce(padded.reshape(len(a), -1, lanes), axis=1, initial=init)
+        return np.asarray(np.fmax.reduce(per_lane, axis=1, initial=init), _F32)
     if rule.amax_nan is AmaxNan.SKIP:
         return np.asarray(np.fmax.reduce(a, axis=1, initial=init), _F32)
     return np.asarray(np.maximum(a.max(axis=1), init), _F32)
@@ -105,6 +112,9 @@ def _scale(amax: np.ndarray, rule: ScaleRule, top: np.float32) -> npt.NDArray[np
 def _e8m0(amax: npt.NDArray[np.float32], rule: ScaleRule, top: np.float32) -> np.ndarray:
     if rule.pow2 is Pow2.OCP_FLOOR:
         exp = ((amax.view(np.uint32) >> 23) & 0xFF).astype(np.int32) - 127
+        if rule.e8m0_exponent is E8m0Exponent.LOG2_FLOAT32:  # floorf(log2f(amax))
+            lg = np.floor(np.log2(amax.astype(np.float64)).astype(_F32))
+            exp = np.clip(np.nan_to_num(lg, nan=0.0), -200, 200).astype(np.int32)
         emax = int(np.floor(np.log2(top)))
         byte = np.clip(exp - emax, -127, 128) + 127
     else:
@@ -117,12 +127,14 @@ def _e8m0(amax: npt.NDArray[np.float32], rule: ScaleRule, top: np.float32) -> np
             lg = np.log2(d.astype(np.float64)).astype(_F32)
             byte = np.clip(np.nan_to_num(np.ceil(lg), nan=0.0), -127, 127).astype(np.int32) + 127
         amax = d
+    nan_byte = 0 if rule.e8m0_nan is E8m0Nan.ZERO_BYTE else 255
     if rule.e8m0_inf is E8m0Inf.EXPONENT_BITS:  # field 255 read like any other
-        return np.where(np.isnan(amax), 255, byte).astype(np.uint8)
+        return np.where(np.isnan(amax), nan_byte, byte).astype(np.uint8)
     if rule.e8m0_inf is E8m0Inf.MAX_BYTE:
         byte = np.where(np.isinf(amax), 254, byte)
-        return np.where(np.isnan(amax), 255, byte).astype(np.uint8)
-    return np.where(np.isfinite(amax), byte, 255).astype(np.uint8)
+        return np.where(np.isnan(amax), nan_byte, byte).astype(np.uint8)
+    byte = np.where(np.isinf(amax), 255, byte)
+    return np.where(np.isnan(amax), nan_byte, byte).astype(np.uint8)
 
 
 def _e8m0_reciprocal(byte: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
@@ -177,6 +189,16 @@ def amax_scales(amax: np.ndarray, rule: str | ScaleRule) -> np.ndarray:
         return _scales_of(a, spec, top)
 
 
+def scheme_scales(x: np.ndarray, rule: ScaleRule) -> np.ndarray:
+    """The scales :func:`scheme_quant` gives ``x`` [M, K] under ``rule``, flattened, no codes."""
+    arr = np.asarray(x)
+    blocks = _grouped(np.ascontiguousarray(arr, _F32), rule)
+    narrow = rule.arithmetic is Arithmetic.INPUT and arr.dtype == ml_dtypes.bfloat16
+    top = _F32(float(get_format(rule.element).max))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        return _scales_of(_amax(blocks, rule), rule, top, narrow)
+
+
 def _ties_away(q: npt.NDArray[np.float32], mbits: int, emin: int) -> npt.NDArray[np.float32]:
     """Each tie between element values moved one float32 ulp away from zero, for the RNE cast.
 
@@ -191,11 +213,19 @@ def _ties_away(q: npt.NDArray[np.float32], mbits: int, emin: int) -> npt.NDArray
     return np.where(tie, np.nextafter(q, q * _F32(2)), q)
 
 
-def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.uint8], np.ndarray]:
+def scheme_quant(
+    x: np.ndarray, rule: str | ScaleRule, scales: np.ndarray | None = None
+) -> tuple[npt.NDArray[np.uint8], np.ndarray]:
     """Quantize ``x`` [M, K] (float32 or bfloat16) under ``rule``: ``(codes, scales)``.
 
+    ``scales``: given scales (one per tensor, row or block, in that order):
+    a static rule's float32 ones, or any rule's to run its element path on
+    them (e8m0 bytes for an OCP_FLOOR/RCEIL rule); None computes them from
+    the amax.
+
     Raises:
-        ValueError: for an unknown rule, a non-2-D input or a K the block does not divide.
+        ValueError: for an unknown rule, a non-2-D input, a K the block does not
+            divide, or given scales of the wrong size.
     """
     spec = get_rule(rule)
     arr = np.asarray(x)
@@ -207,8 +237,12 @@ def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.u
     top = _F32(float(elem.max))
     blocks = _grouped(x32, spec)
     narrow = spec.arithmetic is Arithmetic.INPUT and arr.dtype == ml_dtypes.bfloat16
+    narrow_q = spec.arithmetic is not Arithmetic.FLOAT32 and arr.dtype == ml_dtypes.bfloat16
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-        scales = _scales_of(_amax(blocks, spec), spec, top, narrow)
+        if scales is None:
+            scales = _scales_of(_amax(blocks, spec), spec, top, narrow)
+        else:  # a static rule's given float32 scales
+            scales = np.asarray(_given(scales, spec, blocks.shape[0], narrow))
         if spec.pow2 in (Pow2.OCP_FLOOR, Pow2.RCEIL):
             inv = _e8m0_reciprocal(scales)
             if spec.e8m0_zero is E8m0Zero.MIN_NORMAL:
@@ -226,7 +260,7 @@ def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.u
                 q = blocks * col
             else:
                 q = blocks * (_F32(1) / col)
-            if narrow:
+            if narrow_q:  # the quotient in the input's dtype
                 q = q.astype(ml_dtypes.bfloat16).astype(_F32)
             if spec.signed_zero is SignedZero.PLUS_ZERO:
                 q = q + _F32(0)  # the symmetric zero point
@@ -238,11 +272,25 @@ def scheme_quant(x: np.ndarray, rule: str | ScaleRule) -> tuple[npt.NDArray[np.u
             q = np.clip(q, -top, top)
         if spec.element_rounding is ElementRounding.TIES_AWAY:
             q = _ties_away(np.asarray(q, _F32), elem.mantissa_bits, elem.minexp)
-    codes = encode(np.asarray(q, _F32).reshape(m, k), elem, saturate=True, nan="canonical")
+    codes = encode(np.asarray(q, _F32).reshape(m, k), elem, saturate=spec.saturate, nan="canonical")
     shape = {Granularity.TENSOR: (1,), Granularity.ROW: (m,)}.get(
         spec.granularity, (m, k // (spec.block or 1))
     )
     return codes, scales.reshape(shape)
+
+
+def _given(scales: np.ndarray, rule: ScaleRule, n: int, narrow: bool) -> np.ndarray:
+    """The ``n`` given scales, one per block: float32 (``narrow``: bfloat16), or e8m0 bytes.
+
+    An OCP_FLOOR/RCEIL rule's given scales are its bytes.
+    """
+    if rule.pow2 in (Pow2.OCP_FLOOR, Pow2.RCEIL):
+        s = np.ascontiguousarray(np.asarray(scales).reshape(-1)).view(np.uint8)
+    else:
+        s = np.ascontiguousarray(np.asarray(scales, _F32).reshape(-1))
+    if s.size != n:
+        raise ValueError(f"{rule.name}: {n} scales wanted, {s.size} given")
+    return s.astype(ml_dtypes.bfloat16).astype(_F32) if narrow else s
 
 
 @dataclass(frozen=True)

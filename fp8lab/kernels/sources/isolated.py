@@ -1,22 +1,24 @@
 """A user's kernel in a child process of its own, called through pipes under a watchdog.
 
-:class:`KernelHost` starts ``python -m fp8lab.cli.kernel_child`` in a new session,
-which imports the kernel and does nothing but call it. The parent keeps
-everything else: populations, references, comparisons, verdicts, records and
-files; it never imports the kernel's module. :class:`IsolatedKernel` is the
-kernel as the gates see it: its calls cross the pipes, each under
-``timeout`` seconds. What can go wrong ends the same way on every path:
+:class:`KernelHost` starts ``python -m fp8lab.kernels.sources.child`` in a new session,
+inside a box of its own where the machine can make one
+(:mod:`fp8lab.kernels.sources.box`: ``isolation`` says ``namespace``, else
+``process``). The child imports the kernel and only calls it; the parent keeps
+populations, references, comparisons, verdicts, records and files, and never
+imports the kernel's module nor believes what the child says of itself.
+:class:`IsolatedKernel` is the kernel as the gates see it: each call crosses the
+pipes under ``timeout`` seconds. What can go wrong ends the same way on every path:
 
 - a call past the timeout (asleep, spinning, stopped) ends the child's whole
   process tree with SIGKILL and raises :class:`KernelTimeoutError`;
 - a child that exits or dies raises :class:`KernelFaultError` naming its status
-  or signal, and every later call raises the same;
-- a change the call left in the floating-point environment is collected in
-  :attr:`KernelHost.env_changes`; the child resets the environment before
-  every call, so no output depends on what an earlier call left.
+  or signal, an answer over the cap names the cap, and every later call raises the same;
+- the floating-point environment each call left is read from outside the child
+  (:mod:`fp8lab.kernels.sources.watch`) into :attr:`KernelHost.env_changes`.
 
 Closing the host (it is a context manager) ends the child and every process
-it started, found by its tree and by a token in their environment.
+it started: the box's namespace, else its tree (this process adopts orphans)
+and a token in their environment.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import math
 import os
 import subprocess
 import sys
@@ -35,17 +36,29 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
+from fp8lab.kernels.sources.box import exit_status, open_box
 from fp8lab.kernels.sources.isolated_kernel import IsolatedKernel
-from fp8lab.kernels.sources.wire import decode_value, encode_value
+from fp8lab.kernels.sources.loaders import KernelLoadError
+from fp8lab.kernels.sources.watch import KernelWatch
+from fp8lab.kernels.sources.watchdog import DEFAULT_KERNEL_TIMEOUT, kernel_timeout
+from fp8lab.kernels.sources.wire import decode_value, encode_value, plain_header
 from fp8lab.runtime.frames import (
+    FrameClosedError,
     FrameError,
     FrameTimeoutError,
+    FrameTooLargeError,
     read_frame,
     widen_pipe,
     write_frame,
 )
 from fp8lab.runtime.guard import KernelFaultError
-from fp8lab.runtime.proctree import TOKEN_ENV, how_it_ended, kill_tree
+from fp8lab.runtime.proctree import (
+    TOKEN_ENV,
+    adopt_orphans,
+    how_it_ended,
+    kill_tree,
+    tree_members,
+)
 
 __all__ = [
     "DEFAULT_KERNEL_TIMEOUT",
@@ -55,16 +68,11 @@ __all__ = [
     "KernelTimeoutError",
 ]
 
-DEFAULT_KERNEL_TIMEOUT = 120.0  # seconds per call: a real kernel's call takes milliseconds
 MAX_ANSWER_BYTES = 1 << 28  # one call's outputs; bigger is a fault, never an allocation
 
 
 class KernelTimeoutError(KernelFaultError):
     """A call did not answer within the timeout; the kernel's process tree was killed."""
-
-
-class KernelLoadError(ValueError):
-    """The kernel cannot be loaded: a module that does not import, a name that is not there."""
 
 
 def _stderr_fd() -> int:
@@ -78,12 +86,13 @@ class KernelHost:
     """The child process that runs one user kernel for one run.
 
     Args:
-        kind: the kernel's kind, which picks its loader: ``quant``, ``matmul``,
-            ``scheme``, ``callable`` or ``encoder`` (:data:`fp8lab.cli.kernel_args.KERNEL_KINDS`).
+        kind: the kernel's kind, which picks its loader: a gate's kernel kind
+            (:data:`fp8lab.specs.gates.KERNEL_KINDS`), ``callable`` or ``encoder``
+            (:data:`fp8lab.kernels.sources.loaders.LOADER_KINDS`).
         source: ``MODULE:OBJ`` or ``path/lib.so:symbol``.
-        nan_policy: the ``--nan-policy`` stated for a quant kernel.
         scheme: GQ's scheme, for a library.
-        timeout: seconds each call (and the load) may take.
+        timeout: seconds each call (and the load) may take
+            (:func:`fp8lab.kernels.sources.watchdog.kernel_timeout`).
         run: an ``encoder``'s run: its format and policies (``fmt``,
             ``saturate``, ``nan``), handed to it as keywords if it takes them.
         arrays: ``torch`` to call the kernel with torch tensors
@@ -97,16 +106,13 @@ class KernelHost:
         kind: str,
         source: str,
         *,
-        nan_policy: str | None = None,
         scheme: str | None = None,
         timeout: float = DEFAULT_KERNEL_TIMEOUT,
         run: dict[str, Any] | None = None,
         arrays: str | None = None,
         device: str | None = None,
     ) -> None:
-        if not (timeout > 0 and math.isfinite(timeout)):
-            raise ValueError(f"the kernel timeout must be positive and finite, got {timeout}")
-        self.source, self.timeout = source, float(timeout)
+        self.source, self.timeout = source, kernel_timeout(timeout)
         self.env_changes: list[str] = []
         self.calls = 0
         self.dead = ""
@@ -116,23 +122,31 @@ class KernelHost:
         request = {
             "kind": kind,
             "source": source,
-            "nan_policy": nan_policy,
             "scheme": scheme,
             "run": run,
             "arrays": arrays,
             "device": device,
             "parent": os.getpid(),
         }
+        self.box = open_box(devices=device == "cuda")
+        self.box_error = ""
+        request["box"] = self.box.inside() if self.box else None
         req_r, self._req_w = os.pipe()
         self._ans_r, ans_w = os.pipe()
         for fd in (self._req_w, ans_w):
             widen_pipe(fd)
         path = [os.getcwd() if p == "" else p for p in sys.path]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), TOKEN_ENV: self.token}
-        cmd = [sys.executable, "-m", "fp8lab.cli.kernel_child", json.dumps(request)]
+        cmd = [sys.executable, "-m", "fp8lab.kernels.sources.child", json.dumps(request)]
+        cmd += [str(req_r), str(ans_w)]
+        if self.box:
+            env.update(self.box.env())
+            cmd = self.box.command(cmd)
+        else:
+            adopt_orphans()  # what the kernel orphans stays our descendant, for the sweep
         try:
             self._proc = subprocess.Popen(
-                [*cmd, str(req_r), str(ans_w)],
+                cmd,
                 pass_fds=(req_r, ans_w),
                 stdin=subprocess.DEVNULL,
                 stdout=_stderr_fd(),  # the kernel's prints: stdout may carry --json -
@@ -143,6 +157,12 @@ class KernelHost:
             os.close(req_r)
             os.close(ans_w)
         self._declared: dict[str, Any] | None = None
+        self._watch = KernelWatch(self._proc, self.box is not None)
+
+    @property
+    def fp_env_read(self) -> str:
+        """How the environment after each call was read: ``ptrace`` or ``self-reported``."""
+        return self._watch.fp_env_read
 
     @property
     def declared(self) -> dict[str, Any]:
@@ -164,7 +184,9 @@ class KernelHost:
     def _hello(self) -> dict[str, Any]:
         try:
             hello, _ = read_frame(self._ans_r, time.monotonic() + self.timeout, 1 << 20)
-        except FrameError as exc:
+            hello = dict(plain_header(hello))
+        except (FrameError, ValueError) as exc:
+            exc = exc if isinstance(exc, FrameError) else FrameError(str(exc))
             self._end(exc, "while loading")
             return {}
         if "usage" in hello:
@@ -172,9 +194,16 @@ class KernelHost:
         if "fault" in hello:
             self.dead = f"kernel raised {hello['fault']} while loading"
             return {}
-        if hello.get("env"):
-            self.env_changes.append(f"{hello['env']} at load")
+        changed = self._watch.env_after(hello.get("env"))
+        if changed:
+            self.env_changes.append(f"{changed} at load")
+        self.box_error = str(hello.get("box_error") or "")
         return hello
+
+    @property
+    def isolation(self) -> str:
+        """``namespace`` when the kernel runs in a sealed box, else ``process``."""
+        return "namespace" if self.box and not self.box_error else "process"
 
     def _dead_error(self) -> KernelFaultError:
         kind = KernelTimeoutError if self.timed_out else KernelFaultError
@@ -185,11 +214,17 @@ class KernelHost:
         if isinstance(exc, FrameTimeoutError):
             self.timed_out = True
             self.dead = f"kernel timed out after {self.timeout:g} s {where}"
+        elif isinstance(exc, FrameTooLargeError):
+            cap = MAX_ANSWER_BYTES >> 20
+            self.dead = f"kernel's answer is over the {cap} MiB cap {where} ({exc})"
+        elif not isinstance(exc, FrameClosedError):
+            self.dead = f"kernel sent a malformed answer {where} ({exc})"
         else:
             try:
                 status = self._proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 status = None
+            status = exit_status(status) if self.box else status
             self.dead = f"kernel process {how_it_ended(status)} {where}"
         self._kill()
 
@@ -243,7 +278,7 @@ class KernelHost:
         try:
             write_frame(self._req_w, header, sent)
         except (FrameError, OSError) as exc:
-            failed = exc if isinstance(exc, FrameError) else FrameError(str(exc))
+            failed = exc if isinstance(exc, FrameError) else FrameClosedError(str(exc))
             self._end(failed, f"in call {self.calls} ({method})")
             raise self._dead_error() from None
         return deadline
@@ -251,20 +286,25 @@ class KernelHost:
     def _receive(self, method: str, deadline: float) -> Any:
         try:
             answer, arrays = read_frame(self._ans_r, deadline, MAX_ANSWER_BYTES)
-        except FrameError as exc:
+            answer = dict(plain_header(answer))
+        except (FrameError, ValueError) as exc:
+            exc = exc if isinstance(exc, FrameError) else FrameError(str(exc))
             self._end(exc, f"in call {self.calls} ({method})")
             raise self._dead_error() from None
-        if answer.get("env") and answer["env"] not in self.env_changes:
-            self.env_changes.append(str(answer["env"]))
+        changed = self._watch.env_after(answer.get("env"))
+        if changed and changed not in self.env_changes:
+            self.env_changes.append(changed)
         if "fault" in answer:
             raise KernelFaultError(str(answer["fault"]))
         try:
             return decode_value(answer["result"], arrays)
-        except (KeyError, ValueError, IndexError) as exc:
-            raise KernelFaultError(f"the kernel's answer is malformed ({exc})") from None
+        except (KeyError, ValueError, IndexError, TypeError, OverflowError) as exc:
+            # the protocol is broken: the process is ended now, not trusted with another call
+            self._end(FrameError(str(exc)), f"in call {self.calls} ({method})")
+            raise self._dead_error() from None
 
-    def _kill(self) -> None:
-        kill_tree(self._proc.pid, self.token, wait=5.0)
+    def _kill(self, also: tuple[int, ...] = ()) -> None:
+        kill_tree(self._proc.pid, self.token, wait=5.0, also=also)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._proc.wait(timeout=5)
 
@@ -272,16 +312,20 @@ class KernelHost:
         """End the child and everything it started; idempotent."""
         if self._req_w < 0:
             return
+        # what the child started, found while it is their parent (its exit orphans them)
+        helpers = tuple(p.pid for p in tree_members(self._proc.pid))
         if self._proc.poll() is None and not self.dead:
             with contextlib.suppress(OSError):
                 write_frame(self._req_w, {"stop": True})
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._proc.wait(timeout=2)
-        self._kill()  # the sweep also ends what the kernel left behind
+        self._kill(helpers)  # the sweep also ends what the kernel left behind
         for fd in (self._req_w, self._ans_r):
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._req_w = self._ans_r = -1
+        if self.box:
+            self.box.close()
 
     def __enter__(self) -> KernelHost:
         return self

@@ -37,17 +37,26 @@ def _spec(data: Any) -> MatmulSpec | None:
 
 
 class IsolatedKernel:
-    """A kernel whose calls run in a :class:`.isolated.KernelHost`; it has the kernel's methods."""
+    """A kernel whose calls run in a :class:`.isolated.KernelHost`; it has the kernel's methods.
+
+    It takes the kernel's name and methods from what the child declares, and
+    nothing that would choose a verdict: it has no ``nan_policy`` and no
+    ``spec`` (the parent holds the kernel to what the command line or the
+    kernel's source text states). The model the process claims is kept as
+    ``claimed_spec``, to be recorded beside the one checked.
+    """
 
     def __init__(self, host: _Host) -> None:
         declared = host.declared
         self._host = host
         self._methods = set(declared.get("methods", ("quantize", "matmul", "__call__")))
         self.name = str(declared.get("name") or host.source)
-        self.nan_policy = declared.get("nan_policy")
+        facts = declared.get("host")
+        if isinstance(facts, dict):  # measured in the kernel's process: recorded, not a verdict
+            self.host_facts = facts
         spec = _spec(declared.get("spec"))
         if spec is not None:
-            self.spec = spec
+            self.claimed_spec = spec
 
     def __getattr__(self, method: str) -> Any:
         if method.startswith("_") or method not in self.__dict__.get("_methods", ()):

@@ -8,6 +8,12 @@ named symbol as a :class:`~fp8lab.kernels.protocols.QuantKernel` (``kind="quant"
 user's; the signature is the ABI's. A non-zero return raises
 :class:`SharedKernelError`, which a gate files as a FAIL of that case.
 
+Each call runs the library twice on private copies of its inputs, its
+output buffer filled with 0x00 bytes and then 0xFF bytes: an output byte
+the library left unwritten (or a library that is not deterministic) differs
+between the two and raises :class:`SharedKernelError`, a FAIL of that case
+(:func:`~fp8lab.kernels.sources.shared_abi.written_twice`).
+
 The library runs in this process. ``fp8lab gates`` calls a user's kernel only
 in a child process (:mod:`fp8lab.kernels.sources.isolated`), so a segfault or abort there
 becomes a FAIL naming the signal; from Python, run foreign code the same way.
@@ -34,21 +40,25 @@ from fp8lab.kernels.sources.shared_abi import (
     X_DTYPES,
     call_shared,
     shared_function,
+    written_twice,
 )
 from fp8lab.kernels.sources.shared_scheme import SharedSchemeKernel, scheme_signature
-from fp8lab.specs.nan import DEFAULT_NAN_POLICY, NAN_POLICIES
+from fp8lab.specs.nan import NAN_POLICIES
 
 __all__ = ["SharedMatmulKernel", "SharedQuantKernel", "load_shared"]
 
 
 @dataclass(frozen=True)
 class SharedQuantKernel:
-    """``fp8lab_quant`` from a shared library as a :class:`QuantKernel`."""
+    """``fp8lab_quant`` from a shared library as a :class:`QuantKernel`.
+
+    ``nan_policy`` is the one stated for it; None: none stated (held to canonical).
+    """
 
     name: str
     path: str
     symbol: str
-    nan_policy: str = DEFAULT_NAN_POLICY
+    nan_policy: str | None = None
     _function: Any = field(default=None, repr=False, compare=False)
 
     def quantize(self, x: np.ndarray, scale: Any) -> npt.NDArray[np.uint8]:
@@ -63,20 +73,18 @@ class SharedQuantKernel:
             raise ValueError(f"the C ABI takes float32 or bfloat16 input, not {arr.dtype}")
         if np.ndim(scale):
             scale = collapse_shard_scales(list(np.asarray(scale, np.float32).ravel()))
-        private = np.array(arr, order="C", copy=True)  # the library gets its own copy
-        out = np.zeros(private.shape, np.uint8)
         with np.errstate(all="ignore"):
             s = np.float32(scale)
-        call_shared(
-            self._function or shared_function(self.path, self.symbol, "quant"),
-            self.symbol,
-            private.ctypes.data,
-            X_DTYPES[arr.dtype],
-            private.size,
-            float(s),
-            out.ctypes.data,
-        )
-        return out
+        function = self._function or shared_function(self.path, self.symbol, "quant")
+
+        def once(fill: int) -> tuple[np.ndarray, ...]:
+            private = np.array(arr, order="C", copy=True)  # the library gets its own copy
+            out = np.full(private.shape, fill, np.uint8)
+            call_shared(function, self.symbol, private.ctypes.data, X_DTYPES[arr.dtype],
+                        private.size, float(s), out.ctypes.data)  # fmt: skip
+            return (out,)
+
+        return written_twice(self.symbol, ("codes",), once)[0]
 
 
 @dataclass(frozen=True)
@@ -98,20 +106,26 @@ class SharedMatmulKernel:
             ValueError: for arguments outside the ABI (dtype, shape, output dtype).
             SharedKernelError: for a non-zero return.
         """
-        a, b = (np.array(v, order="C", copy=True) for v in (a_codes, b_codes))
-        if a.dtype != np.uint8 or b.dtype != np.uint8 or a.ndim != 2 or b.ndim != 2:
+        a0, b0 = np.asarray(a_codes), np.asarray(b_codes)
+        if a0.dtype != np.uint8 or b0.dtype != np.uint8 or a0.ndim != 2 or b0.ndim != 2:
             raise ValueError("the C ABI takes 2-D uint8 operands")
-        if a.shape[1] != b.shape[1] or out_dtype not in OUT_DTYPE_CODES:
-            raise ValueError(f"shapes {a.shape}, {b.shape} or out_dtype {out_dtype!r} not valid")
+        if a0.shape[1] != b0.shape[1] or out_dtype not in OUT_DTYPE_CODES:
+            raise ValueError(f"shapes {a0.shape}, {b0.shape} or out_dtype {out_dtype!r} not valid")
         code, dtype = OUT_DTYPE_CODES[out_dtype]
-        out = np.zeros((a.shape[0], b.shape[0]), dtype)
         with np.errstate(all="ignore"):
             si, sw = np.float32(s_in), np.float32(s_w)
         function = self._function or shared_function(self.path, self.symbol, "matmul")
-        m, k = a.shape
-        call_shared(function, self.symbol, a.ctypes.data, b.ctypes.data, m, b.shape[0], k,
-              float(si), float(sw), code, out.ctypes.data)  # fmt: skip
-        return out
+        (m, k), n = a0.shape, b0.shape[0]
+
+        def once(fill: int) -> tuple[np.ndarray, ...]:
+            a, b = (np.array(v, order="C", copy=True) for v in (a0, b0))  # private copies
+            out = np.empty((m, n), dtype)
+            out.view(np.uint8)[...] = fill
+            call_shared(function, self.symbol, a.ctypes.data, b.ctypes.data, m, n, k,
+                        float(si), float(sw), code, out.ctypes.data)  # fmt: skip
+            return (out,)
+
+        return written_twice(self.symbol, ("the output",), once)[0]
 
 
 def load_shared(
@@ -131,7 +145,8 @@ def load_shared(
         kind: ``"quant"`` (``fp8lab_quant``'s signature), ``"matmul"``, or
             ``"scheme"`` (a GQ kernel: ``fp8lab_scheme_quant``'s signature, or
             ``fp8lab_nvfp4_quant``'s for scheme nvfp4).
-        nan_policy: a quant kernel's NaN policy by name (default vllm.cpp's).
+        nan_policy: a quant kernel's NaN policy by name (None: none stated; a gate
+            holds it to canonical).
         spec: the model a matmul kernel claims for G3 (default vllm.cpp's).
         scheme: for ``kind="scheme"``, the GQ scheme the library computes.
 
@@ -154,7 +169,6 @@ def load_shared(
     function = shared_function(str(path), symbol, kind)
     if kind == "matmul":
         return SharedMatmulKernel(name, str(path), symbol, spec, function)
-    policy = DEFAULT_NAN_POLICY if nan_policy is None else nan_policy
-    if policy not in NAN_POLICIES:
-        raise ValueError(f"unknown NaN policy {policy!r}; known: {sorted(NAN_POLICIES)}")
-    return SharedQuantKernel(name, str(path), symbol, policy, function)
+    if nan_policy is not None and nan_policy not in NAN_POLICIES:
+        raise ValueError(f"unknown NaN policy {nan_policy!r}; known: {sorted(NAN_POLICIES)}")
+    return SharedQuantKernel(name, str(path), symbol, nan_policy, function)

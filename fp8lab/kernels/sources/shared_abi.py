@@ -8,6 +8,7 @@ The ABI is ``fp8lab/abi/fp8lab_kernel.h``; the kernel wrappers of
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ __all__ = [
     "SHARED_SUFFIXES",
     "OUT_DTYPE_CODES",
     "X_DTYPES",
+    "FILLS",
     "SharedKernelError",
     "call_shared",
     "is_shared_source",
@@ -84,6 +86,33 @@ def shared_function(path: str, symbol: str, kind: str) -> Any:
     function.restype = ctypes.c_int32
     function.argtypes = _SIGNATURES[kind]
     return function
+
+
+FILLS = (0x00, 0xFF)  # the two fills of an output buffer: a byte the kernel leaves keeps one
+
+
+def written_twice(
+    symbol: str, names: tuple[str, ...], once: Callable[[int], tuple[np.ndarray, ...]]
+) -> tuple[np.ndarray, ...]:
+    """The outputs of ``once(fill)`` for both :data:`FILLS`, when every byte is the same.
+
+    ``once`` calls the library on private copies of the inputs, its output
+    buffers filled with ``fill`` bytes. A byte the kernel did not write keeps
+    its fill, so it differs between the two calls (as does a kernel that is
+    not deterministic).
+
+    Raises:
+        SharedKernelError: naming the output and how many of its bytes differ.
+    """
+    first, second = once(FILLS[0]), once(FILLS[1])
+    for what, a, b in zip(names, first, second, strict=True):
+        left = np.count_nonzero(a.view(np.uint8) != b.view(np.uint8))
+        if left:
+            raise SharedKernelError(
+                f"{symbol} left {what} unwritten ({left:,} of {a.nbytes:,} bytes) or is not "
+                "deterministic (they differ between calls with 0x00- and 0xFF-filled buffers)"
+            )
+    return first
 
 
 def call_shared(function: Any, symbol: str, *args: Any) -> None:

@@ -103,6 +103,9 @@ def torch_scaled_mm_onednn(
     return out
 
 
+for _func in (torch_matmul, torch_scaled_mm, torch_scaled_mm_onednn):
+    setattr(_func, "library", "torch")  # noqa: B010 - read by fp8lab.kernels.sources.library_facts
+
 # What it claims before inference: operands scaled first; the sum is inferred per shape
 # (fp8lab.order.inferred_spec), products fused into the adds (sgemm's FMA chain).
 TORCH_SCALED_MM = FunctionMatmulKernel(

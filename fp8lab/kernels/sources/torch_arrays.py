@@ -5,10 +5,12 @@ wraps the user's kernel in its own process in :class:`TorchArrays`: every
 array argument becomes a torch tensor on the chosen device (float32 stays
 float32, bfloat16 becomes ``torch.bfloat16`` bit for bit, uint8 codes stay
 ``torch.uint8``; a numpy scalar becomes a 0-d tensor), and every tensor the
-kernel returns comes back as numpy: a float8 tensor as its uint8 codes,
-bfloat16 as ``ml_dtypes.bfloat16``, anything else as its own dtype. Nothing
-is rounded on the way either way. torch is imported only here, only when
-asked for.
+kernel returns comes back as numpy: a float8 tensor as the ml_dtypes float8
+array of its format, bfloat16 as ``ml_dtypes.bfloat16``, anything else as its own dtype. Nothing
+is rounded on the way either way. A float8 tensor comes back as the ml_dtypes
+array of its format (``float8_e4m3fn``, ``float8_e5m2``, ...), so a gate can
+tell an e5m2 answer from an e4m3fn one; one ml_dtypes has no type for, as its
+uint8 codes. torch is imported only here, only when asked for.
 """
 
 from __future__ import annotations
@@ -47,12 +49,16 @@ def to_torch(value: Any, device: str) -> Any:
 
 
 def from_torch(value: Any) -> Any:
-    """``value`` with each torch tensor as numpy: float8 as uint8 codes, bfloat16 via ml_dtypes."""
+    """``value`` with each torch tensor as numpy: float8 as its ml_dtypes format, bfloat16 too."""
     torch = _torch()
     if isinstance(value, torch.Tensor):
         tensor = value.detach().to("cpu").contiguous()
         if tensor.dtype.is_floating_point and tensor.element_size() == 1:  # float8 of any kind
-            return tensor.view(torch.uint8).numpy()
+            import ml_dtypes
+
+            codes = tensor.view(torch.uint8).numpy()
+            kind = getattr(ml_dtypes, str(tensor.dtype).removeprefix("torch."), None)
+            return codes.view(kind) if kind is not None else codes
         if tensor.dtype == torch.bfloat16:
             import ml_dtypes
 

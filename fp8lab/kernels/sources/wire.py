@@ -9,12 +9,17 @@ back as a :class:`Foreign` placeholder, so a gate fails it by type.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Foreign", "decode_value", "encode_value"]
+__all__ = ["Foreign", "decode_value", "encode_value", "kernel_text", "plain_header", "type_name"]
+
+MAX_TEXT = 400  # characters of one piece of text from a kernel's process (a name, a fault)
+# controls, format characters (bidi overrides), surrogates, private and unassigned, separators
+_ESCAPED = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,48 @@ class Foreign:
 
     def __repr__(self) -> str:
         return f"<a {self.type_name}>"
+
+
+def kernel_text(value: Any, limit: int = MAX_TEXT) -> str:
+    r"""``value`` as one line of plain text, safe for a terminal, HTML and XML.
+
+    Text from a kernel's process (its name, a fault, a type's name) may hold a
+    newline that prints a fake row, terminal escapes, or lone surrogates that
+    no encoder writes: every control, format or separator character and every
+    surrogate becomes its ``\x``/``\u`` escape, and the text is cut at ``limit``.
+    """
+    text = value if isinstance(value, str) else str(value)
+    out = []
+    for ch in text[: limit + 1]:
+        if unicodedata.category(ch) in _ESCAPED:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 256 else f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    plain = "".join(out)
+    return plain if len(text) <= limit else plain[:limit] + "..."
+
+
+def plain_header(value: Any, depth: int = 0) -> Any:
+    """A frame header from a kernel's process with every string in it made :func:`kernel_text`.
+
+    Raises:
+        ValueError: for a header nested deeper than 32.
+    """
+    if depth > 32:
+        raise ValueError("a header nested deeper than 32")
+    if isinstance(value, str):
+        return kernel_text(value)
+    if isinstance(value, list):
+        return [plain_header(v, depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {kernel_text(k, 80): plain_header(v, depth + 1) for k, v in value.items()}
+    return value
+
+
+def type_name(value: Any) -> str:
+    """The name of ``value``'s type; of a :class:`Foreign` value, the type the kernel returned."""
+    return value.type_name if isinstance(value, Foreign) else type(value).__name__
 
 
 def encode_value(value: Any, arrays: list[np.ndarray]) -> Any:
@@ -78,5 +125,5 @@ def decode_value(item: Any, arrays: list[np.ndarray], *, readonly: bool = False)
     if "list" in item:
         return [decode_value(v, arrays, readonly=readonly) for v in item["list"]]
     if "foreign" in item:
-        return Foreign(str(item["foreign"]))
+        return Foreign(kernel_text(item["foreign"], 80))
     raise ValueError(f"not an encoded value: {item!r:.80}")
