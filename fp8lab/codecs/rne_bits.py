@@ -1,14 +1,25 @@
 """Branch-free round-to-nearest-even on float32 bits (the ``bits`` engine).
 
 The arithmetic of the array twin (:mod:`fp8lab.codecs.rne_array`) on 32-bit
-integers: for a finite float32 ``sig * 2**(e - 150)`` the quantum exponent is
-``q = max(e - 127, minexp) - M``, ``n = RNE(sig / 2**(q - e + 150))`` by shifts
-(the shift is at least ``23 - M`` and capped at 25, where every ``sig < 2**24``
-is below half a quantum), and the magnitude's linear index is
-``(q - qmin) * 2**M + n`` (OFP8 §4.2, IEEE 754 §4.3.1). Zero, overflow, ±inf,
-NaN and an unsigned format's negatives are selects on the resolved policy
-codes, never branches, so LLVM vectorises the loop. Every constant is read off
-the format's fields and the policy; nothing depends on a format's name.
+lanes. A magnitude's linear index is ``(q - minexp) * 2**M + n``, where ``n``
+rounds the value to the quantum ``2**(q - M)`` of its binade ``q =
+max(e - 127, minexp)`` (OFP8 §4.2, IEEE 754 §4.3.1). Every shift is a constant:
+
+- from ``2**(minexp + 1)`` up the quantum is the float32 binade's, so the index
+  is the float32 bits rounded by ``23 - M`` bits, less a constant;
+- below it, down to 2**-126, there is one quantum, ``2**(minexp - M)``: adding
+  ``2**(minexp - M + 23)``, whose ulp that quantum is, rounds to it in the
+  float unit (both operands and the sum are normal, so flush-to-zero and
+  denormals-are-zero modes change nothing);
+- a float32 subnormal is ``a * 2**-149``: rounded by a constant shift, or 0.
+
+Zero, overflow, ±inf, NaN and an unsigned format's negatives are selects on the
+resolved policy codes, never branches, so LLVM vectorises the loop; codes are
+computed as 32-bit lanes into a block that stays in L1 and narrowed to bytes in
+a loop of their own, which AVX2 does with saturating packs (narrowing in the
+first loop narrows every select's mask too, each with its own shuffles). Every
+constant is read off the format's fields and the policy; nothing depends on a
+format's name.
 """
 
 from __future__ import annotations
@@ -91,9 +102,9 @@ def _shl(a: Any, s: Any) -> Any:
     return np.int32(a << s)
 
 
-def _clz(a: Any) -> Any:
-    """Leading zero bits of a 32-bit ``a >= 0`` (32 for 0)."""
-    return np.int32(32 - int(a).bit_length())
+def _f32_bits(f: Any) -> Any:
+    """The bits of float32 ``f`` as an int32."""
+    return np.float32(f).view(np.int32)
 
 
 if numba is not None:
@@ -113,14 +124,9 @@ if numba is not None:
         return sig, lambda ctx, builder, sg, args: builder.shl(args[0], args[1])
 
     @numba.extending.intrinsic  # type: ignore[untyped-decorator]
-    def _clz_i32(typingctx: Any, a: Any) -> Any:  # pragma: no cover - compiled
-        sig = _nbtypes.int32(_nbtypes.int32)
-        zero_defined = ir.Constant(ir.IntType(1), 0)
-        return sig, lambda ctx, builder, sg, args: builder.ctlz(args[0], zero_defined)
-
-    @numba.njit(inline="always")  # type: ignore[untyped-decorator]
-    def _clz(a: Any) -> Any:  # pragma: no cover - compiled
-        return _clz_i32(a)
+    def _f32_bits(typingctx: Any, f: Any) -> Any:  # pragma: no cover - compiled
+        sig = _nbtypes.int32(_nbtypes.float32)
+        return sig, lambda ctx, builder, sg, args: builder.bitcast(args[0], ir.IntType(32))
 
     @numba.njit(inline="always")  # type: ignore[untyped-decorator]
     def _shr(a: Any, s: Any) -> Any:  # pragma: no cover - compiled
@@ -132,7 +138,10 @@ if numba is not None:
 
 
 def _round_step(sig: Any, shift: Any) -> Any:
-    """RNE of ``sig / 2**shift`` for ``1 <= shift < 32``, ``sig < 2**30``: add half - 1 + lsb."""
+    """RNE of ``sig / 2**shift`` for ``1 <= shift < 32``, ``0 <= sig < 2**31 - 2**shift``.
+
+    Adds half - 1 + the kept lsb, then shifts.
+    """
     i32 = np.int32
     half_less = i32(_shl(i32(1), i32(shift - i32(1))) - i32(1))
     odd = i32(_shr(sig, shift) & i32(1))
@@ -143,6 +152,9 @@ if numba is not None:
     _round_step = numba.njit(inline="always")(_round_step)
 
 
+_BLOCK = 1024  # int32 codes of one block: 4 KiB, in L1
+
+
 def _make_kernel(params: BitsParams) -> Callable[[np.ndarray, np.ndarray], None]:
     """The loop with ``params`` as constants; plain Python (compiled by :func:`_kernel`)."""
     i32 = np.int32
@@ -151,30 +163,42 @@ def _make_kernel(params: BitsParams) -> Callable[[np.ndarray, np.ndarray], None]
     zero, overflow, inf, nan = (
         (i32(pos), i32(pos ^ neg)) for pos, neg in zip(params[8::2], params[9::2], strict=True)
     )
-    # below half the smallest subnormal, 2**-126 and every float32 subnormal round to zero
-    exact_tiny = minexp - mant - 1 <= -126
+    m, e_min, offset = int(mant), int(minexp), int(index_offset)
+    if not (0 <= m <= 22 and m - 148 <= e_min <= 100):
+        raise ValueError(
+            f"the bits engine covers M <= 22 and minexp in [M - 148, 100], not {m}, {e_min}"
+        )
+    # a >= above (2**(minexp + 1), at least 2**-126): the bits rounded by 23 - M, less a bias
+    shift = i32(23 - m)
+    above = i32(max((e_min + 128) << 23, 0x800000))
+    normal_bias = i32(((127 + e_min) << m) - (1 << m) + offset)
+    ties_up = m == 0  # the kept bit is the implicit 1, always odd: a tie goes up
+    # 2**-126 <= x < above: x + magic rounds to the quantum 2**(minexp - M)
+    magic = np.float32(2.0 ** (e_min - m + 23))
+    magic_low = i32(int(magic.view(np.int32)) + offset)
+    # a float32 subnormal a * 2**-149: RNE(a / 2**tiny_shift), 0 from a shift of 24 on
+    tiny_shift = i32(e_min - m + 149)
+    tiny_exact = tiny_shift < 24
     # a negative input's code is the positive one xor a per-class constant;
     # an unsigned format's negatives are one code, chosen below
     signed_xor = i32(0) if unsigned else sign_bit
 
-    def kernel(bits: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    def codes(bits: np.ndarray, block: np.ndarray) -> None:  # pragma: no cover - compiled
         # numba widens int32 arithmetic to int64: each step is cast back to 32 bits.
+        x = bits.view(np.float32)
         for i in range(bits.size):
             b = bits[i]
             a = i32(b & i32(0x7FFFFFFF))
-            e = _shr(a, i32(23))
-            if exact_tiny:  # float32 subnormals can round to a nonzero code
-                ee = max(e, i32(1))
-                sig = i32((a & i32(0x7FFFFF)) | (i32(0x800000) if e > 0 else i32(0)))
-                # the exponent of the leading bit: ee - 127, less the zeros of a subnormal
-                q = max(i32(ee - i32(119) - _clz(sig)), minexp)
-            else:  # they round to zero even read as 1.m * 2**-127: skip the cases
-                ee = e
-                sig = i32((a & i32(0x7FFFFF)) | i32(0x800000))
-                q = max(i32(e - i32(127)), minexp)
-            shift = min(i32(q - ee + i32(150) - mant), i32(25))
-            n = _round_step(sig, shift)
-            index = i32(_shl(i32(q - minexp), mant) + n - index_offset)
+            clamped = min(a, i32(0x7F800000))
+            if ties_up:
+                wide = i32(_shr(i32(clamped + i32(0x400000)), shift) - normal_bias)
+            else:
+                wide = i32(_round_step(clamped, shift) - normal_bias)
+            f = abs(x[i]) if a >= i32(0x800000) else np.float32(0)
+            low = i32(_f32_bits(f + magic) - magic_low)
+            if tiny_exact:
+                low = i32(_round_step(a, tiny_shift) - index_offset) if a < i32(0x800000) else low
+            index = low if a < above else wide
             index = max(index, i32(0)) if index_offset else index
             is_zero = (index == 0) if zero_by_index else (a == 0)
             code = (negative if b < 0 else index) if unsigned else index
@@ -182,7 +206,18 @@ def _make_kernel(params: BitsParams) -> Callable[[np.ndarray, np.ndarray], None]
             code, flip = (overflow[0], overflow[1]) if index > max_code else (code, flip)
             code, flip = (inf[0], inf[1]) if a == i32(0x7F800000) else (code, flip)
             code, flip = (nan[0], nan[1]) if a > i32(0x7F800000) else (code, flip)
-            out[i] = np.uint8(code ^ (flip & _shr(b, i32(31))))
+            block[i] = i32(code ^ (flip & _shr(b, i32(31))))
+
+    codes = numba.njit(inline="always")(codes)  # type: ignore[union-attr]
+
+    def kernel(bits: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+        block = np.empty(_BLOCK, np.int32)
+        for lo in range(0, bits.size, _BLOCK):
+            n = min(_BLOCK, bits.size - lo)
+            codes(bits[lo : lo + n], block)
+            narrow = out[lo : lo + n]
+            for i in range(n):  # codes are 0..255: the clamp only lets LLVM use packs
+                narrow[i] = np.uint8(min(max(block[i], i32(0)), i32(255)))
 
     return kernel
 

@@ -1,7 +1,8 @@
 """Readers of JSON and YAML that refuse oversized, over-deep or self-multiplying input.
 
 Every document fp8lab reads from a file it did not write this run (a bundle, a
-run's manifest, a ``--params`` file) goes through these, so a hostile or
+run's manifest, a ``--params`` file) goes through these, read by :func:`read_file`
+(a regular file only, opened without blocking), so a hostile or
 corrupt file is one :class:`BoundedInputError` naming what is wrong, never a
 ``RecursionError``, a hang or memory exhausted. YAML aliases (``*name``) are
 refused before any object is built: a few hundred bytes of aliases can name
@@ -11,11 +12,14 @@ billions of values.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import yaml
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "BoundedInputError", "load_json", "load_yaml"]
+from fp8lab.specs.file_text import NotRegularError, read_regular
+
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "BoundedInputError", "load_json", "load_yaml", "read_file"]
 
 MAX_BYTES = 64 << 20
 MAX_DEPTH = 64
@@ -23,6 +27,22 @@ MAX_DEPTH = 64
 
 class BoundedInputError(ValueError):
     """A document over its size or depth bound, with aliases, or not parseable."""
+
+
+def read_file(path: str | Path, what: str, max_bytes: int = MAX_BYTES) -> bytes:
+    """The bytes of the regular file at ``path``, opened without blocking, at most ``max_bytes``.
+
+    Raises:
+        BoundedInputError: for a FIFO, device or directory, or a file over ``max_bytes``.
+        OSError: if it cannot be opened or read.
+    """
+    try:
+        data = read_regular(path, max_bytes)
+    except NotRegularError as exc:
+        raise BoundedInputError(f"{what}: {exc}") from None
+    if len(data) > max_bytes:
+        raise BoundedInputError(f"{what}: over {max_bytes:,} bytes")
+    return data
 
 
 def _json_depth(text: str, limit: int) -> int:

@@ -35,6 +35,8 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from fp8lab.runtime.extras import install_line
+
 __all__ = [
     "RETRIES",
     "SCHEDULER_ENV",
@@ -70,9 +72,7 @@ def _import_distributed() -> Any:
     try:
         import distributed
     except ImportError as exc:
-        raise ClusterError(
-            f"dask is not installed ({exc.name}): pip install 'fp8lab[dask]'"
-        ) from None
+        raise ClusterError(f"dask is not installed ({exc.name}): {install_line('dask')}") from None
     return distributed
 
 

@@ -19,7 +19,7 @@ import platform
 import sys
 from dataclasses import dataclass
 
-__all__ = ["FpEnv", "env_change", "read_fp_env", "reset_fp_env"]
+__all__ = ["FpEnv", "env_change", "env_from_registers", "read_fp_env", "reset_fp_env"]
 
 _ROUNDING = ("to nearest", "down", "up", "toward zero")  # the 2-bit RC field of both registers
 _FENV_BYTES = 32  # glibc x86-64 fenv_t: x87 control word at 0, MXCSR at 28
@@ -58,6 +58,11 @@ def read_fp_env() -> FpEnv | None:
         return None
     control = int.from_bytes(buf.raw[0:2], "little")
     mxcsr = int.from_bytes(buf.raw[28:32], "little")
+    return env_from_registers(control, mxcsr)
+
+
+def env_from_registers(control: int, mxcsr: int) -> FpEnv:
+    """The environment that an x87 control word and an MXCSR hold."""
     return FpEnv(
         rounding=_ROUNDING[(mxcsr >> 13) & 3],
         flush_to_zero=bool(mxcsr & (1 << 15)),

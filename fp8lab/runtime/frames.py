@@ -21,7 +21,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FrameError", "FrameTimeoutError", "read_frame", "widen_pipe", "write_frame"]
+__all__ = [
+    "FrameClosedError",
+    "FrameError",
+    "FrameTimeoutError",
+    "FrameTooLargeError",
+    "read_frame",
+    "widen_pipe",
+    "write_frame",
+]
 
 _LENGTH = 8
 
@@ -30,8 +38,16 @@ class FrameError(Exception):
     """The peer closed the pipe, or sent a frame that is malformed or too large."""
 
 
+class FrameClosedError(FrameError):
+    """The peer closed the pipe (it exited, or was killed)."""
+
+
 class FrameTimeoutError(FrameError):
     """No whole frame arrived before the deadline."""
+
+
+class FrameTooLargeError(FrameError):
+    """The peer announced a frame over the reader's cap (nothing of it was allocated)."""
 
 
 _PLAIN_KINDS = "biufcmMSUV"  # every numpy kind but objects
@@ -88,7 +104,7 @@ def _read_into(fd: int, buffer: memoryview, deadline: float | None) -> None:
         _wait(fd, deadline)
         got = os.readv(fd, [buffer[done:]])
         if not got:
-            raise FrameError("the peer closed the pipe")
+            raise FrameClosedError("the peer closed the pipe")
         done += got
 
 
@@ -120,15 +136,19 @@ def read_frame(
     """
     size = int.from_bytes(_read_exact(fd, _LENGTH, deadline), "little")
     if size > max_bytes:
-        raise FrameError(f"a header of {size} bytes is over the {max_bytes}-byte limit")
+        raise FrameTooLargeError(f"a header of {size:,} bytes is over the {max_bytes:,}-byte cap")
     try:
         header = json.loads(_read_exact(fd, size, deadline))
         shapes = [_array_shape(item) for item in header.pop("arrays")]
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise FrameError(f"a malformed frame header ({exc})") from None
+    except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
+        raise FrameError(f"a malformed frame header ({type(exc).__name__})") from None
+    except RecursionError:
+        raise FrameError("a malformed frame header (nested too deep)") from None
     total = sum(dtype.itemsize * math.prod(dims) for dtype, dims in shapes)
-    if not isinstance(header, dict) or total > max_bytes:
-        raise FrameError(f"a frame of {total} bytes is over the {max_bytes}-byte limit")
+    if not isinstance(header, dict):
+        raise FrameError("a malformed frame header (not an object)")
+    if total > max_bytes:
+        raise FrameTooLargeError(f"a frame of {total:,} bytes is over the {max_bytes:,}-byte cap")
     arrays = []
     for dtype, dims in shapes:
         array = np.empty(dims, dtype)

@@ -29,6 +29,7 @@ import psutil
 __all__ = [
     "TOKEN_ENV",
     "SignalInterrupt",
+    "adopt_orphans",
     "alive",
     "die_with_parent",
     "how_it_ended",
@@ -39,6 +40,7 @@ __all__ = [
 
 TOKEN_ENV = "FP8LAB_PROCESS_TREE"
 _PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
 _LIBC = (
     ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if sys.platform == "linux" else None
 )
@@ -133,8 +135,13 @@ def alive(procs: Iterable[psutil.Process]) -> list[psutil.Process]:
     return running
 
 
-def kill_tree(root: int | None = None, token: str | None = None, wait: float = 10.0) -> int:
+def kill_tree(
+    root: int | None = None, token: str | None = None, wait: float = 10.0, also: Iterable[int] = ()
+) -> int:
     """Stop, then kill, the whole tree (see :func:`tree_members`); return how many were killed.
+
+    ``also`` names more roots whose trees are ended with it (members found
+    earlier, which an exit since may have orphaned).
 
     The members are collected until no new one appears, each stopped as it is
     found, so a process cannot fork its way out. Waits up to ``wait`` seconds
@@ -142,8 +149,10 @@ def kill_tree(root: int | None = None, token: str | None = None, wait: float = 1
     caller to reap).
     """
     members: dict[int, psutil.Process] = {}
+    roots = [root, *also]
     for _ in range(100):
-        new = [p for p in tree_members(root, token) if p.pid not in members]
+        found = [p for r in roots for p in tree_members(r, token if r == root else None)]
+        new = [p for p in found if p.pid not in members]
         if not new:
             break
         for proc in new:
@@ -157,7 +166,21 @@ def kill_tree(root: int | None = None, token: str | None = None, wait: float = 1
     deadline = time.monotonic() + wait
     while alive(others) and time.monotonic() < deadline:
         time.sleep(0.02)
+    for proc in others:  # orphans handed to this process (a subreaper) are reaped here
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(proc.pid, os.WNOHANG)
     return len(members)
+
+
+def adopt_orphans() -> None:
+    """Make this process the subreaper of its descendants (Linux ``PR_SET_CHILD_SUBREAPER``).
+
+    A process that a descendant orphans (a double fork, ``setsid``) is then
+    re-parented to this one instead of to init, so it stays a descendant and
+    :func:`kill_tree` finds it by descent, whatever its environment says.
+    """
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
 def how_it_ended(status: int | None) -> str:
