@@ -1,15 +1,10 @@
 """Gates as records: G1 (static quant), G2, G2h (CPU vs CUDA), G3 (GEMM), GF (chains), GQ (schemes).
 
 G2 runs fp8lab's CUDA source on a device, G2h the same source built for the host.
-G1, G2 and G2h take a quant kernel; the gates in ``MATMUL_GATES`` take a matmul
-kernel; those in ``CHAIN_GATES`` a fused-chain kernel and the options ``chain``
-and ``recipe``. G2 and G2h compare a CPU kernel with fp8lab's CUDA upstream
-quant, so their built-in CPU kernel is the ``upstream`` port (``CUDA_GATE_CPU_KERNEL``).
-The gates in ``SCHEME_GATES`` (GQ) take ``FUNC(x) -> (codes, scales)`` and the
-options ``scheme`` and ``rule``.
+What each gate's kernel computes, how it is called, its options and where its
+bundle and mutation parts live are its record in :mod:`fp8lab.specs.gates`; the
+functions here run them.
 """
-
-from collections.abc import Callable
 
 from fp8lab.gates.g1 import G1_INPUT_DTYPES, G1_SCALES, run_g1
 from fp8lab.gates.g2 import run_g2
@@ -26,24 +21,7 @@ from fp8lab.gates.records import (
     exit_code,
 )
 
-GATES: dict[str, Callable[..., GateResult]] = {
-    "G1": run_g1,
-    "G2": run_g2,
-    "G2h": run_g2h,
-    "G3": run_g3,
-    "GF": run_gf,
-    "GQ": run_gq,
-}
-MATMUL_GATES = frozenset({"G3"})
-CHAIN_GATES = frozenset({"GF"})
-SCHEME_GATES = frozenset({"GQ"})
-CUDA_GATES = frozenset({"G2", "G2h"})
-CUDA_GATE_CPU_KERNEL = "upstream"
-
 __all__ = [
-    "CHAIN_GATES",
-    "CUDA_GATES",
-    "CUDA_GATE_CPU_KERNEL",
     "EXIT_CODES",
     "G1_INPUT_DTYPES",
     "G1_SCALES",
@@ -51,9 +29,6 @@ __all__ = [
     "GQ_INPUT_DTYPES",
     "GQ_RULES",
     "GQ_SCHEMES",
-    "GATES",
-    "MATMUL_GATES",
-    "SCHEME_GATES",
     "G3CaseStats",
     "G3Report",
     "CaseResult",

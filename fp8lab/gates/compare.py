@@ -16,7 +16,14 @@ import numpy.typing as npt
 
 from fp8lab.specs.format import FormatSpec
 
-__all__ = ["CodeComparison", "assert_bitexact", "assert_max_ulp", "compare_codes", "nan_code_mask"]
+__all__ = [
+    "CodeComparison",
+    "as_codes",
+    "assert_bitexact",
+    "assert_max_ulp",
+    "compare_codes",
+    "nan_code_mask",
+]
 
 
 def nan_code_mask(codes: npt.NDArray[np.uint8], fmt: FormatSpec) -> npt.NDArray[np.bool_]:
@@ -59,6 +66,26 @@ def compare_codes(
     differ = got != want
     both_nan = differ & nan_code_mask(got, fmt) & nan_code_mask(want, fmt)
     return CodeComparison(int(got.size), differ & ~both_nan, both_nan)
+
+
+def as_codes(got: object, fmt: FormatSpec) -> object:
+    """``got`` with an ml_dtypes array of ``fmt`` (``float8_e4m3fn``, ...) as its uint8 codes.
+
+    Anything else is returned as it is, for the caller's own form check: a
+    kernel may hand back its codes as bytes or as a float8 array of the format.
+
+    Raises:
+        ValueError: for an array of another one-byte ml_dtypes format (one line naming both).
+    """
+    if not isinstance(got, np.ndarray) or got.dtype.itemsize != 1:
+        return got
+    name = got.dtype.name  # numpy has no one-byte float: a float8 here is ml_dtypes'
+    if not name.startswith("float"):
+        return got
+    mine = f"float{fmt.bits}_{fmt.name}"
+    if name != mine:
+        raise ValueError(f"kernel returned {name} codes; the rule's format is {fmt.name} ({mine})")
+    return got.view(np.uint8)
 
 
 def _first_offence(got: np.ndarray, want: np.ndarray, bad: np.ndarray) -> str:

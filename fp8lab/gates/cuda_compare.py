@@ -25,6 +25,7 @@ from typing import Any, Protocol
 import ml_dtypes
 import numpy as np
 
+from fp8lab.gates.compare import as_codes
 from fp8lab.gates.records import CaseResult, GateStatus, Offender, mostly_zero, screen
 from fp8lab.kernels.protocols import QuantKernel
 from fp8lab.populations import g1_population
@@ -34,21 +35,31 @@ from fp8lab.specs.formats import FORMATS
 
 __all__ = [
     "ALL_PATTERNS",
+    "CUDA_GATE_CPU_KERNEL",
     "ENCODER_CHUNK",
     "NAN_RANGES",
     "EncoderBackend",
     "NanTally",
     "all_encoder_cases",
+    "builtin_kernels",
     "encoder_cases",
     "quant_cases",
     "verdict",
 ]
 
 ALL_PATTERNS = ((0, 1 << 32),)
+CUDA_GATE_CPU_KERNEL = "upstream"  # fp8lab's CUDA source is upstream's quant: like with like
 ENCODER_CHUNK = 1 << 26
 NAN_RANGES = ((0x7F80_0001, 0x8000_0000), (0xFF80_0001, 1 << 32))
 _SAT_CANONICAL = ScanPolicy(saturate=True, keep_nan_sign=False)
 _DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
+
+
+def builtin_kernels(**_: Any) -> list[QuantKernel]:
+    """The CPU kernel G2 and G2h hold fp8lab's CUDA build to, with no ``--kernel``: upstream."""
+    from fp8lab.kernels.quant import BUILTIN_KERNELS
+
+    return [BUILTIN_KERNELS[CUDA_GATE_CPU_KERNEL]]
 
 
 class EncoderBackend(Protocol):
@@ -86,6 +97,10 @@ def _quantize(kernel: QuantKernel, x: np.ndarray, scale: float) -> object:
 
 
 def _codes(raw: object, shape: tuple[int, ...], who: str) -> np.ndarray:
+    try:
+        raw = as_codes(raw, FORMATS["e4m3fn"])
+    except ValueError as exc:
+        raise KernelFaultError(f"{who}: {exc}") from None
     if not isinstance(raw, np.ndarray) or raw.dtype != np.uint8 or raw.shape != shape:
         kind = f"{getattr(raw, 'dtype', type(raw).__name__)}{getattr(raw, 'shape', '')}"
         raise KernelFaultError(f"{who} returned {kind}, want uint8{shape}")

@@ -1,12 +1,19 @@
-"""Gate G1: a static-quant kernel against the scan reference, bitwise, zero tolerance.
+"""Gate G1: a static-quant kernel against its static rule's reference, bitwise, zero tolerance.
 
-Cases are scales x input dtypes (the seed's seven scales, float32 and
-bfloat16 input). In each case one assertion per word class checks that every
-word of that class gives the reference byte. A NaN input must give the code of
-the NaN policy the kernel declares by name (``nan_policy``, one of
-``fp8lab.specs.nan.NAN_POLICIES``; undeclared means ``canonical``, 0x7F);
-the policy is recorded in the result. NaN-code disagreements (both codes NaN)
-are counted apart from the byte mismatches but fail the assertion all the same.
+The rule (``rule``, :mod:`fp8lab.specs.static_rules`; default the seed's
+``x * float32(1/s)``) fixes the element path and the scales' layout; the
+reference is :func:`fp8lab.refs.static_quant.reference_static_quant`, the
+cases :func:`fp8lab.gates.g1_cases.g1_cases`. Per tensor, cases are scales x
+input dtypes (the seed's seven scales, float32 and bfloat16 input). In each
+case one assertion per word class checks that every word of that class gives
+the reference byte. A NaN input the rule leaves NaN must give the code of
+the NaN policy the gate holds the kernel to (one of
+``fp8lab.specs.nan.NAN_POLICIES``: the caller's, else the ``nan_policy`` the
+kernel declares in this process, else ``canonical``, 0x7F); the policy, where
+it came from, and what a kernel in a process of its own declared are
+recorded. NaN-code disagreements (both codes NaN) are counted apart from the
+byte mismatches but fail the assertion all the same, unless the rule's
+``nan_code`` is ``any``.
 The kernel gets a private read-only copy of each input (``fp8lab.runtime.guard``);
 every expectation is computed before the call, and any exception or exit of
 the kernel fails that case. Vacuity guards: a case that examines no words
@@ -19,6 +26,12 @@ The shard case runs when asked for (``shard_scales``, ``--shard-scales``), once
 per input dtype: the kernel is handed the per-shard scales as one float32
 array and must collapse them itself with ``.max()`` (vLLM modelopt.py:528);
 the gate takes their max independently for the reference and the population.
+
+A kernel may return its codes as a float8 array of the rule's format; one of
+another format fails every case with one line naming both. When a FAIL's
+every mismatch is what a neighbouring rule computes (one axis changed, the
+other format, or another built-in rule), the reason names it
+(:mod:`fp8lab.gates.g1_explain`), computed from the outputs alone.
 """
 
 from __future__ import annotations
@@ -26,12 +39,15 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.gates.compare import compare_codes
+from fp8lab.gates.compare import CodeComparison, as_codes, compare_codes, nan_code_mask
+from fp8lab.gates.g1_cases import G1Case, g1_cases
+from fp8lab.gates.g1_explain import explain
 from fp8lab.gates.records import (
     CaseResult,
     GateResult,
@@ -41,40 +57,54 @@ from fp8lab.gates.records import (
     screen,
 )
 from fp8lab.kernels.protocols import QuantKernel
-from fp8lab.populations import G1_SEED, Population, g1_population
-from fp8lab.refs import reference_quant_static
+from fp8lab.kernels.sources.wire import type_name
+from fp8lab.populations import G1_SEED
+from fp8lab.refs.static_quant import reference_static_quant
 from fp8lab.runtime.guard import KernelFaultError, call_kernel, private_readonly
-from fp8lab.specs.formats import FORMATS
-from fp8lab.specs.nan import NAN_POLICIES, NanPolicy, declared_nan_policy, nan_policy_help
-from fp8lab.specs.nan import nan_policy as _parse_nan_policy
+from fp8lab.specs.format import FormatSpec
+from fp8lab.specs.formats import get_format
+from fp8lab.specs.gates import GATES
+from fp8lab.specs.nan import HeldNanPolicy, NanPolicy, held_nan_policy, nan_policy_help
+from fp8lab.specs.scale_rules import NanCode, ScaleRule
+from fp8lab.specs.static_rules import DEFAULT_STATIC_RULE, get_static_rule
 
 __all__ = ["CONVENTION", "G1_INPUT_DTYPES", "G1_SCALES", "G1_SHARD_SCALES", "run_g1"]
 
 G1_SCALES = (1.0, 0.5, 0.035, 0.0092, 7.25, 0.13, 0.77)
 G1_SHARD_SCALES = (0.3, 0.9, 0.0625)  # max in the middle: first, last and min are all wrong
-CONVENTION = (
-    "G1 calls quantize(x, scale) with x a float32 or bfloat16 array [N] and scale one "
-    "float32 scalar, and wants uint8 codes [N] back"
-)
+CONVENTION = f"G1 calls {GATES['G1'].convention}"
 SHARD_CONVENTION = (
     "G1's shard case calls quantize(x, scales) with scales a float32 array of per-shard "
     "scales the kernel collapses (the max), and wants uint8 codes [N] back"
 )
 G1_INPUT_DTYPES = ("float32", "bfloat16")
-_E4M3FN = FORMATS["e4m3fn"]
 _DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
+
+
+@dataclass
+class _Found:
+    """What a run collects across its cases: offenders, mismatches by class, the answers."""
+
+    offenders: list[Offender] = field(default_factory=list)
+    by_class: Counter[str] = field(default_factory=Counter)
+    outputs: list[tuple[G1Case, np.ndarray, np.ndarray]] = field(default_factory=list)
 
 
 def _hex(words: np.ndarray, i: int) -> str:
     return "0x" + words[i : i + 1].tobytes()[::-1].hex()
 
 
-def _bad_output(got: object, shape: tuple[int, ...]) -> str:
+def _checked(got: object, shape: tuple[int, ...], fmt: FormatSpec) -> tuple[object, str]:
+    """The kernel's answer as codes of ``fmt`` (a float8 array of it by its bytes), or why not."""
+    try:
+        got = as_codes(got, fmt)
+    except ValueError as exc:
+        return None, str(exc)
     if not isinstance(got, np.ndarray):
-        return f"kernel returned {type(got).__name__}, not a numpy array"
+        return None, f"kernel returned {type_name(got)}, not a numpy array"
     if got.dtype != np.uint8 or got.shape != shape:
-        return f"kernel returned {got.dtype}{got.shape}, want uint8{shape}"
-    return ""
+        return None, f"kernel returned {got.dtype}{got.shape}, want uint8{shape}"
+    return got, ""
 
 
 def _quantize(kernel: QuantKernel, x: np.ndarray, scale: object) -> object:
@@ -105,63 +135,73 @@ def _ahead(kernel: QuantKernel, x: np.ndarray, scale: object) -> Callable[[], ob
 
 
 def _expected(
-    x: np.ndarray, scale: float, nan_policy: str
+    x: np.ndarray, scales: object, rule: ScaleRule, policy: NanPolicy
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.bool_]]:
-    """The reference codes, NaN inputs given the policy's code, and where x is NaN."""
-    want = reference_quant_static(x, scale)
-    wide = x.astype(np.float32)
+    """The reference codes (NaN inputs the rule leaves NaN: the policy's code); where x is NaN."""
+    want = reference_static_quant(x, scales, rule).reshape(-1)
+    wide = x.astype(np.float32).reshape(-1)
+    fmt = get_format(rule.element)
     nan = np.isnan(wide)
-    pos, neg = NAN_POLICIES[nan_policy].codes(_E4M3FN)
-    want[nan] = np.where(np.signbit(wide[nan]), neg, pos)
+    held = nan & nan_code_mask(want, fmt)  # a clamp may have sent NaN to a number
+    pos, neg = policy.codes(fmt)
+    want[held] = np.where(np.signbit(wide[held]), neg, pos)
     return want, nan
 
 
 def _run_case(
     kernel: QuantKernel,
-    population: Population,
-    scale: float,
-    dtype_name: str,
-    offenders: list[Offender],
-    by_class: Counter[str],
+    case: G1Case,
+    rule: ScaleRule,
+    found: _Found,
     max_offenders: int,
-    nan_policy: str,
-    shards: tuple[float, ...] = (),
+    policy: NanPolicy,
 ) -> CaseResult:
-    name = f"s=max{shards!r}/{dtype_name}" if shards else f"s={scale!r}/{dtype_name}"
-    x = population.words.astype(_DTYPES[dtype_name])  # the harness's own copy, never handed out
-    labels = [c.value for c in population.classes]
-    classes = sorted(set(labels))
-    handed = np.array(shards, np.float32) if shards else np.float32(scale)
-    answer = _ahead(kernel, x, handed)
-    want, nan_in = _expected(x, scale, nan_policy)  # a signal here ends the run unanswered
+    x = case.words.astype(_DTYPES[case.dtype])  # the harness's own copy, never handed out
+    labels = np.array(case.labels)
+    classes = sorted(set(case.labels))
+    fmt = get_format(rule.element)
+    answer = _ahead(kernel, x, case.handed)
+    want, nan_in = _expected(x, case.scales, rule, policy)  # a signal here: no answer
     try:
         raw, error = answer(), ""
     except KernelFaultError as exc:
         raw, error = None, exc.reason
-    nonzero = float(np.mean((want & 0x7F) != 0)) if want.size else 0.0
+    nonzero = float(np.mean((want & fmt.magnitude_mask) != 0)) if want.size else 0.0
     if not error:
         try:
-            error = _bad_output(raw, x.shape)
+            raw, error = _checked(raw, x.shape, fmt)
         except KernelFaultError as exc:
             raw, error = None, exc.reason
     if "TypeError" in error:  # most often the signature: say what G1 calls
-        error = f"{error}; {CONVENTION if not shards else SHARD_CONVENTION}"
+        shard = case.name.startswith("s=max")
+        error = f"{error}; {SHARD_CONVENTION if shard else CONVENTION}"
     if error or raw is None:
-        return CaseResult(name, x.size, len(classes), len(classes), 0, 0, nonzero, error)
-    got = np.array(raw, np.uint8, copy=True)  # a plain array: a subclass cannot vouch for itself
-    result = compare_codes(got, want, _E4M3FN)
+        return CaseResult(case.name, x.size, len(classes), len(classes), 0, 0, nonzero, error)
+    got = np.array(raw, np.uint8, copy=True).reshape(-1)  # a plain array cannot vouch for itself
+    found.outputs.append((case, x, got))
+    result = compare_codes(got, want, fmt)
+    if rule.nan_code is NanCode.ANY:  # every NaN code is the same NaN
+        result = CodeComparison(result.examined, result.mismatch, np.zeros_like(result.nan_code))
     wrong = result.mismatch | result.nan_code
     failed = 0
     for cls in classes:
-        in_class = np.array([lbl == cls for lbl in labels], np.bool_)
-        by_class[cls] += int((result.mismatch & in_class).sum())
+        in_class = labels == cls
+        found.by_class[cls] += int((result.mismatch & in_class).sum())
         failed += bool((wrong & in_class).any())
-    for i in np.flatnonzero(wrong)[: max(0, max_offenders - len(offenders))]:
-        offenders.append(
-            Offender(name, labels[i], int(i), _hex(x, int(i)), f"{got[i]:#04x}", f"{want[i]:#04x}")
+    flat = x.reshape(-1)
+    for i in np.flatnonzero(wrong)[: max(0, max_offenders - len(found.offenders))]:
+        found.offenders.append(
+            Offender(
+                case.name,
+                str(labels[i]),
+                int(i),
+                _hex(flat, int(i)),
+                f"{got[i]:#04x}",
+                f"{want[i]:#04x}",
+            )
         )
     return CaseResult(
-        name,
+        case.name,
         x.size,
         len(classes),
         failed,
@@ -172,7 +212,7 @@ def _run_case(
     )
 
 
-def _verdict(cases: Sequence[CaseResult], nan_policy: str) -> tuple[GateStatus, str]:
+def _verdict(cases: Sequence[CaseResult], held: HeldNanPolicy) -> tuple[GateStatus, str]:
     early = screen(cases, vacuous=mostly_zero(cases), what="reference mostly zero")
     if early:
         return early
@@ -182,33 +222,34 @@ def _verdict(cases: Sequence[CaseResult], nan_policy: str) -> tuple[GateStatus, 
     reasons = [f"byte mismatches in {len(numbers)} of {len(cases)} cases"] if numbers else []
     if nans:
         reasons.append(
-            f"NaN inputs break NaN policy {nan_policy!r} in {len(nans)} of {len(cases)} "
+            f"NaN inputs break NaN policy {held.policy.name!r} in {len(nans)} of {len(cases)} "
             f"cases; if the kernel follows another documented policy, {nan_policy_help()}"
         )
+        if held.disagreement:
+            reasons.append(held.disagreement)
     if reasons or any(c.assertions_failed for c in cases):
         return GateStatus.FAIL, "; ".join(reasons) or "an assertion failed"
     return GateStatus.PASS, ""
 
 
-def _nan_name(policy: str | NanPolicy) -> str:
-    return _parse_nan_policy(policy).name
-
-
 def run_g1(
     kernel: QuantKernel,
     *,
+    rule: str | ScaleRule = DEFAULT_STATIC_RULE,
     scales: Sequence[float] = G1_SCALES,
     input_dtypes: Sequence[str] = G1_INPUT_DTYPES,
     seed: int = G1_SEED,
     max_offenders: int = 8,
     special_words: bool = True,
     shard_scales: Sequence[float] = (),
-    nan_policy: str | NanPolicy | None = None,
+    nan_policy: HeldNanPolicy | NanPolicy | None = None,
 ) -> GateResult:
-    """Run G1 on ``kernel``.
+    """Run G1 on ``kernel`` under the static ``rule``.
 
     Args:
         kernel: any :class:`QuantKernel`.
+        rule: a static rule's name (:data:`fp8lab.specs.static_rules.STATIC_RULES`)
+            or a :class:`ScaleRule` with a given scale; default the seed's.
         scales: static scales, one case each per input dtype.
         input_dtypes: ``"float32"`` and/or ``"bfloat16"``.
         seed: seed of the population's uniform words.
@@ -217,58 +258,49 @@ def run_g1(
         shard_scales: per-shard scales of the shard case, handed to the kernel as one
             float32 array it must collapse (the max); empty, the default: no shard
             case, every call gets one float32 scale (e.g. :data:`G1_SHARD_SCALES`).
-        nan_policy: the NaN policy ``kernel`` is held to, resolved by the caller
-            (a name or a policy of :data:`fp8lab.specs.nan.NAN_POLICIES`); None:
-            the one the kernel declares in its ``nan_policy`` attribute, else canonical.
+            A per-tensor rule only.
+        nan_policy: the NaN policy ``kernel`` is held to, resolved by the caller:
+            a :class:`~fp8lab.specs.nan.HeldNanPolicy` (the command line's), or a
+            policy of :data:`fp8lab.specs.nan.NAN_POLICIES`; None: the one
+            ``kernel``, an object in this process, declares in its ``nan_policy``
+            attribute, else canonical (:func:`fp8lab.specs.nan.held_nan_policy`).
 
     Raises:
-        ValueError: for an unknown input dtype name, or a NaN policy that is
-            not one of the catalogue's.
+        ValueError: for an unknown input dtype name or rule, a dynamic rule, a
+            shard case under a per-row or per-block rule, or a NaN policy that
+            is not one of the catalogue's.
     """
-    nan_policy = declared_nan_policy(kernel) if nan_policy is None else _nan_name(nan_policy)
+    spec = get_static_rule(rule)
+    held = held_nan_policy(kernel, nan_policy)
     unknown = set(input_dtypes) - set(_DTYPES)
     if unknown:
         raise ValueError(f"unknown input dtypes {sorted(unknown)}; use {G1_INPUT_DTYPES}")
-    offenders: list[Offender] = []
-    by_class: Counter[str] = Counter()
-    cases = [
-        _run_case(
-            kernel,
-            g1_population(s, seed=seed, special=special_words),
-            s,
-            d,
-            offenders,
-            by_class,
-            max_offenders,
-            nan_policy,
-        )
-        for s in scales
-        for d in input_dtypes
-    ]
-    if shard_scales:  # the max taken here, not by collapse_shard_scales (the code under test)
-        top = float(max(np.float32(v) for v in shard_scales))
-        cases += [
-            _run_case(
-                kernel,
-                g1_population(top, seed=seed, special=special_words),
-                top,
-                d,
-                offenders,
-                by_class,
-                max_offenders,
-                nan_policy,
-                tuple(float(v) for v in shard_scales),
-            )
-            for d in input_dtypes
-        ]
-    status, reason = _verdict(cases, nan_policy)
+    found = _Found()
+    plan = g1_cases(
+        spec, scales, input_dtypes, seed=seed, special=special_words, shard_scales=shard_scales
+    )
+    cases = [_run_case(kernel, c, spec, found, max_offenders, held.policy) for c in plan]
+    status, reason = _verdict(cases, held)
+    errors = {c.error for c in cases}
+    if len(cases) > 1 and len(errors) == 1 and "" not in errors:  # one fault: one line
+        reason = f"{errors.pop()} (every case: {len(cases)})"
+    measured = {}
+    if status is GateStatus.FAIL and not any(c.error for c in cases):
+        hint = explain(spec, found.outputs, held.policy, _expected)
+        if hint:
+            measured["explained_by"] = hint
+            reason = f"{reason}; {hint['says']}"
     return GateResult.from_cases(
         "G1",
         kernel.name,
         status,
         reason,
         cases,
-        mismatches_by_class=dict(sorted(by_class.items())),
-        first_offenders=tuple(offenders),
-        nan_policy=nan_policy,
+        mismatches_by_class=dict(sorted(found.by_class.items())),
+        first_offenders=tuple(found.offenders),
+        nan_policy=held.policy.name,
+        nan_policy_source=held.source,
+        nan_policy_declared_by_kernel=held.declared_by_kernel,
+        measured=measured,
+        rule=spec.name,
     )

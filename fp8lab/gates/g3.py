@@ -31,25 +31,39 @@ import numpy as np
 
 from fp8lab.gates.g3_memo import remembered_reference
 from fp8lab.gates.g3_nan import nan_propagation_case
-from fp8lab.gates.g3_spec import declared_spec, describe_model
+from fp8lab.gates.g3_run import first_call_check, kernel_host
+from fp8lab.gates.g3_spec import (
+    declaration_of,
+    declared_spec,
+    describe_declaration,
+    describe_model,
+)
 from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender, screen
 from fp8lab.kernels import quant_static
 from fp8lab.kernels.matmul_protocol import MatmulKernel, MatmulSpec
+from fp8lab.kernels.sources.wire import type_name
 from fp8lab.populations.gemm import (
     LARGE_CASES,
     LARGER_CASES,
     SEED_CASES,
     G3Case,
     QuantFn,
+    declared_cases,
     g3_operands,
+    g3_scales,
 )
-from fp8lab.refs.gemm_bounds import gamma, tight_bound
-from fp8lab.refs.gemm_model import OUTPUT_BITS, model_output_bits
+from fp8lab.refs.gemm_bounds import U_F16, gamma, tight_bound
+from fp8lab.refs.gemm_declared import DECLARED_BITS, declared_output_bits
 from fp8lab.runtime.guard import KernelFaultError, call_kernel
+from fp8lab.specs.gemm_decl import GemmDeclaration
 
 __all__ = ["G3CaseStats", "G3Report", "declared_spec", "g3_cases", "run_g3", "run_g3_report"]
 
-_OUT_DTYPES = {"f32": np.dtype(np.float32), "bf16": np.dtype(ml_dtypes.bfloat16)}
+_OUT_DTYPES = {
+    "f32": np.dtype(np.float32),
+    "bf16": np.dtype(ml_dtypes.bfloat16),
+    "f16": np.dtype(np.float16),
+}
 
 
 @dataclass(frozen=True)
@@ -104,7 +118,7 @@ def g3_cases(*, large: bool = False) -> tuple[G3Case, ...]:
 def _bad_output(got: object, case: G3Case) -> str:
     want = _OUT_DTYPES[case.out]
     if not isinstance(got, np.ndarray):
-        return f"kernel returned {type(got).__name__}, not a numpy array"
+        return f"kernel returned {type_name(got)}, not a numpy array"
     if got.dtype != want or got.shape != (case.m, case.n):
         return f"kernel returned {got.dtype}{got.shape}, want {want}{(case.m, case.n)}"
     return ""
@@ -120,7 +134,7 @@ def _matmul(kernel: MatmulKernel, *args: Any) -> Any:
 
 def _run_case(
     kernel: MatmulKernel,
-    spec: MatmulSpec,
+    decl: GemmDeclaration,
     case: G3Case,
     quant: QuantFn,
     offenders: list[Offender],
@@ -143,38 +157,35 @@ def _run_case(
         a, b = g3_operands(case, quant)
     except (KernelFaultError, ValueError) as exc:
         return failed(f"quant: {exc}", 0.0, float("nan"))
+    s_a, s_b = g3_scales(case)
     # Every expectation first: the exact reference, the tolerances, the model's bits.
-    ref = remembered_reference(a, b, case.s_in, case.s_w, case.out)
+    per_add = decl.output if decl.output_rounding == "per-add" else "float32"
+    ref = remembered_reference(a, b, s_a, s_b, case.out, per_add)
     nonzero = float(np.mean(ref.want != 0))
+    narrow = "float16" in (decl.output, {"f16": "float16"}.get(case.out))
     tight = tight_bound(
         ref.abs_sum,
         ref.want,
         ref.alpha,
         case.k,
-        bf16_output=case.out == "bf16" or spec.bf16_epilogue,
-        two_scalar=spec.epilogue != "folded",
+        bf16_output=case.out == "bf16" or decl.output == "bfloat16",
+        two_scalar=decl.scales != "folded",
+        output_u=U_F16 if narrow else None,
     )
     with np.errstate(divide="ignore", invalid="ignore"):
         slack = float(np.min(ref.tolerance / tight))
     try:
-        model = model_output_bits(
-            a, b, case.s_in, case.s_w, case.out, accumulation=spec.accumulation,
-            epilogue=spec.epilogue, bf16_epilogue=spec.bf16_epilogue,
-            trees={s: (nodes, p) for s, nodes, p in spec.trees},
-            intermediate=spec.intermediate, swap_max_m=spec.swap_max_m,
-        ).reshape(-1)  # fmt: skip
+        model = declared_output_bits(a, b, s_a, s_b, case.out, decl).reshape(-1)
     except ValueError as exc:  # the declared model has nothing for this case (no tree)
         return failed(f"model: {exc}", nonzero, slack)
     try:
-        got = call_kernel(
-            _matmul, kernel, a, b, np.float32(case.s_in), np.float32(case.s_w), case.out
-        )
+        got = call_kernel(_matmul, kernel, a, b, s_a, s_b, case.out)
         error = _bad_output(got, case)
     except KernelFaultError as exc:
         got, error = None, exc.reason
     if error or got is None:
         return failed(error, nonzero, slack)
-    got_bits = np.ascontiguousarray(got).view(OUTPUT_BITS[case.out]).reshape(-1)
+    got_bits = np.ascontiguousarray(got).view(DECLARED_BITS[case.out]).reshape(-1)
     differ = got_bits != model
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         err = np.abs(got.astype(np.float64) - ref.want).reshape(-1)
@@ -239,36 +250,59 @@ def run_g3_report(
     large: bool = False,
     quant: QuantFn = quant_static,
     max_offenders: int = 8,
+    declaration: GemmDeclaration | None = None,
+    warmup: int = 1,
+    spec: MatmulSpec | None = None,
 ) -> G3Report:
     """Run G3 on ``kernel`` and keep the per-case measurements.
 
     Args:
         kernel: any :class:`~fp8lab.kernels.matmul_protocol.MatmulKernel`; its ``spec``
             (see :func:`declared_spec`) picks the model of the bitwise verdict.
-        cases: the cases (default :func:`g3_cases`).
+        cases: the cases (default :func:`g3_cases`, as the declaration takes them).
         large: add the 1024x1024 cases to the default ones.
         quant: the static quant that makes A from x (the kernel's own).
         max_offenders: how many offending outputs to keep.
+        declaration: the :class:`~fp8lab.specs.gemm_decl.GemmDeclaration` to check
+            the kernel against instead of its ``spec``: its scales, out dtypes,
+            shapes and K and N multiples pick the cases, and K and N of any size
+            add a 5x13x1000 case.
+        warmup: calls on the first case's operands before it runs; when the
+            first call's outputs differ from the case's, the record's
+            ``measured["first_call"]`` says so.
+        spec: the model to check against instead of the kernel's own ``spec``
+            (a kernel in another process: its model as its source text states
+            it). A model the kernel's process claims (``claimed_spec``) is
+            recorded in ``measured["claimed_model"]``, never checked against.
     """
     name = str(getattr(kernel, "name", type(kernel).__name__))
     try:
-        spec = declared_spec(kernel)
+        if declaration is None:
+            held = declared_spec(kernel if spec is None else _Holding(spec))
+            decl, model = declaration_of(held), describe_model(held)
+        else:
+            decl, model = declaration, describe_declaration(declaration)
     except ValueError as exc:
         return G3Report(_record(name, GateStatus.FAIL, str(exc)), ())
     chosen = g3_cases(large=large) if cases is None else tuple(cases)
+    if declaration is not None or decl.scales == "none" or decl.outputs != ("f32", "bf16"):
+        chosen = declared_cases(decl, chosen, odd=declaration is not None and cases is None)
+    first = first_call_check(kernel, chosen[0], quant, warmup) if chosen and warmup > 0 else {}
     offenders: list[Offender] = []
-    pairs = [_run_case(kernel, spec, c, quant, offenders, max_offenders) for c in chosen]
-    results = [p[0] for p in pairs] + [nan_propagation_case(kernel)]
+    pairs = [_run_case(kernel, decl, c, quant, offenders, max_offenders) for c in chosen]
+    results = [p[0] for p in pairs] + [nan_propagation_case(kernel, decl)]
     stats = tuple(p[1] for p in pairs)
     status, reason = _verdict(results, stats)
     by_class = {
         "bitwise": sum(s.bit_mismatches for s in stats),
         "tolerance": sum(s.tolerance_failures for s in stats),
     }
+    if first.get("differs"):
+        reason += f"; first-call effect: {first['finding']}"
     record = _record(
         name,
         status,
-        f"{reason}; model: {describe_model(spec)}",
+        f"{reason}; model: {model}",
         cases=len(results),
         assertions=sum(c.assertions for c in results),
         assertions_failed=sum(c.assertions_failed for c in results),
@@ -277,8 +311,32 @@ def run_g3_report(
         mismatches_by_class=by_class,
         first_offenders=tuple(offenders),
         case_results=tuple(results),
+        measured={
+            "host": kernel_host(kernel),
+            "first_call": first,
+            "declaration": decl.name,
+            **_claimed(kernel),
+        },
     )
-    return G3Report(record, stats, describe_model(spec))
+    return G3Report(record, stats, model)
+
+
+@dataclass(frozen=True)
+class _Holding:
+    """What :func:`declared_spec` reads a model from: a ``spec`` given from outside the kernel."""
+
+    spec: Any
+
+
+def _claimed(kernel: object) -> dict[str, str]:
+    """The model a kernel's own process claims, described (recorded, never checked against)."""
+    claimed = getattr(kernel, "claimed_spec", None)
+    if claimed is None:
+        return {}
+    try:
+        return {"claimed_model": describe_model(declared_spec(_Holding(claimed)))}
+    except ValueError as exc:
+        return {"claimed_model": str(exc)[:200]}
 
 
 def run_g3(kernel: MatmulKernel, **options: Any) -> GateResult:

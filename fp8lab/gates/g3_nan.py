@@ -19,6 +19,7 @@ import numpy as np
 from fp8lab.gates.records import CaseResult
 from fp8lab.kernels.matmul_protocol import MatmulKernel
 from fp8lab.runtime.guard import KernelFaultError, call_kernel
+from fp8lab.specs.gemm_decl import GemmDeclaration
 
 __all__ = ["NAN_PLACEMENTS", "NAN_SCALES", "nan_propagation_case", "placement_operands"]
 
@@ -56,18 +57,36 @@ def _matmul(kernel: MatmulKernel, *args: Any) -> Any:
         return kernel.matmul(*args)
 
 
-def nan_propagation_case(kernel: MatmulKernel) -> CaseResult:
-    """Run every placement; an assertion fails unless NaN is exactly where it belongs."""
+_DTYPE_NAMES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16"}
+
+
+def _scales(decl: GemmDeclaration | None) -> tuple[Any, Any]:
+    s_in, s_w = (np.float32(s) for s in NAN_SCALES)
+    if decl is None:
+        return s_in, s_w
+    if decl.scales == "none":
+        return np.float32(1), np.float32(1)
+    a = np.full(_M, s_in, np.float32) if decl.a_scale == "row" else s_in
+    return a, np.full(_N, s_w, np.float32) if decl.b_scale == "column" else s_w
+
+
+def nan_propagation_case(kernel: MatmulKernel, decl: GemmDeclaration | None = None) -> CaseResult:
+    """Run every placement; an assertion fails unless NaN is exactly where it belongs.
+
+    With ``decl``, the scales and out dtypes are those it takes (an out dtype it
+    does not take becomes its first).
+    """
     failed, error = 0, ""
-    for operand, row, code, out in NAN_PLACEMENTS:
+    for operand, row, code, asked in NAN_PLACEMENTS:
         a, b, nan = placement_operands(operand, row, code)
+        out = asked if decl is None or asked in decl.outputs else decl.outputs[0]
         try:
-            s_in, s_w = (np.float32(s) for s in NAN_SCALES)
+            s_in, s_w = _scales(decl)
             got = call_kernel(_matmul, kernel, a, b, s_in, s_w, out)
         except KernelFaultError as exc:
             error, failed = exc.reason, failed + 1
             continue
-        want = "float32" if out == "f32" else "bfloat16"
+        want = _DTYPE_NAMES[out]
         if not isinstance(got, np.ndarray) or got.dtype.name != want or got.shape != nan.shape:
             error = f"kernel returned {getattr(got, 'dtype', type(got))}, want {want}{nan.shape}"
             failed += 1

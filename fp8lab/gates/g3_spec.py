@@ -14,8 +14,9 @@ from fp8lab.kernels.matmul_protocol import VLLM_CPP_SPEC, MatmulSpec
 from fp8lab.refs.gemm_accumulators import MODELS
 from fp8lab.refs.gemm_model import EPILOGUES, INFERRED, INTERMEDIATES, VLLM_SWAP_AB_MAX_M
 from fp8lab.refs.gemm_tree import PRODUCTS
+from fp8lab.specs.gemm_decl import GemmDeclaration, TreeClass
 
-__all__ = ["declared_spec", "describe_model"]
+__all__ = ["declaration_of", "declared_spec", "describe_declaration", "describe_model"]
 
 
 def declared_spec(kernel: object) -> MatmulSpec:
@@ -75,3 +76,62 @@ def describe_model(spec: MatmulSpec) -> str:
         shapes = ", ".join(f"{'x'.join(map(str, s))} ({p} products)" for s, _, p in spec.trees)
         extra += f", trees for {shapes}"
     return f"{spec.accumulation} accumulation, {spec.epilogue} epilogue{extra}"
+
+
+_SCALES = {  # MatmulSpec.epilogue -> (scales, scale_order)
+    "folded": ("folded", "b-first"),
+    "two_scalar": ("accumulator", "b-first"),
+    "two_scalar_swapped": ("accumulator", "a-first"),
+    "vllm_cutlass": ("accumulator", "b-first"),
+    "prescaled": ("operands", "b-first"),
+}
+
+
+def declaration_of(
+    spec: MatmulSpec, name: str = "declared", k_multiple: int = 1
+) -> GemmDeclaration:
+    """The :class:`~fp8lab.specs.gemm_decl.GemmDeclaration` a (checked) MatmulSpec states.
+
+    Each inferred tree becomes one class covering every output of its shape.
+    """
+    scales, order = _SCALES[spec.epilogue]
+    classes = tuple(
+        TreeClass(shape, "all", tuple((int(x), int(y)) for x, y in nodes), products)
+        for shape, nodes, products in spec.trees
+    )
+    return GemmDeclaration(
+        name=name,
+        source=f"MatmulSpec: {describe_model(spec)}",
+        scales=scales,
+        scale_order=order,
+        swap_max_m=spec.swap_max_m if spec.epilogue == "vllm_cutlass" else None,
+        intermediate=spec.intermediate,
+        accumulation=spec.accumulation,
+        classes=classes,
+        output="bfloat16" if spec.bf16_epilogue else "float32",
+        k_multiple=k_multiple,
+        n_multiple=k_multiple,
+    )
+
+
+def describe_declaration(decl: GemmDeclaration) -> str:
+    """``gemm NAME: sequential accumulation, product scales (a-first), ...`` in one line."""
+    parts = [f"{decl.accumulation} accumulation"]
+    if decl.classes:
+        counts = {s: sum(c.shape == s for c in decl.classes) for s in decl.shapes}
+        shapes = ", ".join(
+            f"{'x'.join(map(str, s))}: {n} class{'es' * (n > 1)}" for s, n in counts.items()
+        )
+        parts[0] += f" ({shapes})"
+    ordered = decl.scales in ("accumulator", "product")
+    parts.append(f"{decl.scales} scales" + (f" ({decl.scale_order})" if ordered else ""))
+    if (decl.a_scale, decl.b_scale) != ("tensor", "tensor"):
+        parts.append(f"{decl.a_scale} A scales, {decl.b_scale} B scales")
+    if decl.products != "exact":
+        parts.append(f"{decl.products} products")
+    if decl.intermediate != "f32":
+        parts.append(f"{decl.intermediate} intermediate")
+    if decl.swap_max_m is not None:
+        parts.append(f"swapped for M <= {decl.swap_max_m}")
+    parts.append(f"output {decl.output} ({decl.output_rounding})")
+    return f"gemm {decl.name}: " + ", ".join(parts)

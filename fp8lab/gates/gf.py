@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from fp8lab.gates.compare import as_codes
 from fp8lab.gates.records import (
     CaseResult,
     GateResult,
@@ -35,13 +36,17 @@ from fp8lab.gates.records import (
     mostly_zero,
     screen,
 )
+from fp8lab.kernels.sources.wire import type_name
 from fp8lab.populations.chains import CHAIN_SCALES, CHAIN_SEED, ChainCase, chain_population
 from fp8lab.refs.chain_ref import reference_chain
 from fp8lab.runtime.guard import KernelFaultError, call_kernel
 from fp8lab.specs.chain_catalogue import RECIPES, standalone_for
 from fp8lab.specs.chain_recipe import CHAINS
+from fp8lab.specs.formats import FORMATS
 
 __all__ = ["GF_CHAINS", "kernel_args", "run_gf"]
+
+_E4M3FN = FORMATS["e4m3fn"]  # the chains' codes
 
 GF_CHAINS = CHAINS
 
@@ -59,13 +64,13 @@ def _split(chain: str, got: Any) -> tuple[Any, Any]:
     if chain == "silu-mul":
         return got, None
     if not isinstance(got, tuple) or len(got) != 2:
-        raise TypeError(f"kernel returned {type(got).__name__}, not (codes, residual_out)")
+        raise TypeError(f"kernel returned {type_name(got)}, not (codes, residual_out)")
     return got
 
 
 def _bad_codes(codes: Any, shape: tuple[int, ...]) -> str:
     if not isinstance(codes, np.ndarray):
-        return f"kernel returned {type(codes).__name__} codes, not a numpy array"
+        return f"kernel returned {type_name(codes)} codes, not a numpy array"
     if codes.dtype != np.uint8 or codes.shape != shape:
         return f"kernel returned codes {codes.dtype}{codes.shape}, want uint8{shape}"
     return ""
@@ -76,7 +81,7 @@ def _bad_residual(res: Any, dtype: np.dtype[Any], shape: tuple[int, ...]) -> str
     if isinstance(res, np.ndarray) and res.dtype == dtype and res.shape == shape:
         return ""
     is_array = isinstance(res, np.ndarray)
-    got = f"{res.dtype.name} {list(res.shape)}" if is_array else type(res).__name__
+    got = f"{res.dtype.name} {list(res.shape)}" if is_array else type_name(res)
     return f"residual_out: expected {dtype.name} {list(shape)}, got {got}"
 
 
@@ -130,11 +135,12 @@ class _Case:
         nonzero = float(np.mean((want & 0x7F) != 0)) if want.size else 0.0
         try:
             codes, res = _split(self.chain, call_kernel(self.kernel, *args))
+            codes = as_codes(codes, _E4M3FN)
             error = _bad_codes(codes, want.shape)
             if not error and "residual_out" in self.want:
                 x = self.case.inputs["x"]
                 error = _bad_residual(res, x.dtype, self.want["residual_out"].shape)
-        except (KernelFaultError, TypeError) as exc:
+        except (KernelFaultError, TypeError, ValueError) as exc:
             codes, res, error = None, None, getattr(exc, "reason", str(exc))
         asserts = 1 + ("residual_out" in self.want)
         if error:

@@ -34,6 +34,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from fp8lab.gates.gq_case import _run_case
 from fp8lab.gates.gq_plan import (
     _DTYPES,
@@ -44,12 +46,15 @@ from fp8lab.gates.gq_plan import (
     _plan,
 )
 from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender, screen
-from fp8lab.populations.schemes import scheme_population
+from fp8lab.populations.rule_splits import split_cases
+from fp8lab.populations.schemes import RULE_SPLIT, scheme_population
 from fp8lab.specs.formats import get_format
 from fp8lab.specs.nvfp4_rules import Nvfp4ScaleRule
 from fp8lab.specs.scale_rules import ScaleRule
 
 __all__ = ["GQ_INPUT_DTYPES", "GQ_RULES", "GQ_SCHEMES", "GqCall", "gq_calls", "run_gq"]
+
+_SPLIT = RULE_SPLIT  # the word class of the calls derived from the rule's split table
 
 
 @dataclass(frozen=True)
@@ -80,7 +85,7 @@ def gq_calls(
         for label, words in scheme_population(plan.element, seed)
         for part in (words if plan.per_tensor else [words])
     ]
-    return [
+    calls = [
         GqCall(label, f"{label}#{i}/{d}{tag}", args)
         for i, (label, words) in enumerate(tensors)
         for d in input_dtypes
@@ -89,6 +94,14 @@ def gq_calls(
             (words.reshape(1, -1) if words.ndim == 1 else words).astype(_DTYPES[d])
         )
     ]
+    for d in input_dtypes:  # the amaxes where the rule and its one-axis variants split
+        for j, words in enumerate(split_cases(plan.splits(), plan.element, d)):
+            for r, part in enumerate(words if plan.per_tensor else [words]):
+                name = f"{_SPLIT}#{j}.{r}/{d}" if plan.per_tensor else f"{_SPLIT}#{j}/{d}"
+                with np.errstate(invalid="ignore"):  # a signalling NaN amax, quieted
+                    x = (part.reshape(1, -1) if part.ndim == 1 else part).astype(_DTYPES[d])
+                calls += [GqCall(_SPLIT, name + tag, args) for tag, args in plan.calls(x)]
+    return calls
 
 
 def run_gq(
@@ -116,6 +129,7 @@ def run_gq(
     """
     plan, rule_name = _plan(scheme, rule)
     _check_dtypes(input_dtypes)
+    own = calls is None  # GQ's own population: the record carries the rule's split table
     if calls is None:
         calls = gq_calls(scheme, rule, seed=seed, input_dtypes=input_dtypes)
     elem = get_format(plan.element)
@@ -136,6 +150,7 @@ def run_gq(
             by_class,
             max_offenders,
             plan.same_nan,
+            GQ_SCHEMES[scheme][2],
         )
         cases.append(case)
         nonzero, codes = nonzero + nz, codes + n
@@ -150,6 +165,7 @@ def run_gq(
         first_offenders=tuple(offenders),
         scheme=scheme,
         rule=rule_name,
+        splits=plan.splits() if own else (),
     )
 
 

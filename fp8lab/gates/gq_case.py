@@ -8,18 +8,34 @@ from typing import Any
 
 import numpy as np
 
-from fp8lab.gates.compare import CodeComparison, compare_codes
+from fp8lab.gates.compare import CodeComparison, as_codes, compare_codes
 from fp8lab.gates.records import CaseResult, Offender
+from fp8lab.kernels.sources.wire import type_name
 from fp8lab.runtime.guard import KernelFaultError, call_kernel
 from fp8lab.specs.format import FormatSpec
+from fp8lab.specs.formats import get_format
+
+
+def outputs_as_codes(got: object, elem: FormatSpec, scale_format: str) -> object:
+    """A ``(codes, scales)`` answer with float8 arrays of the formats as their bytes.
+
+    Raises:
+        ValueError: for a float8 array of another format (one line naming both).
+    """
+    if not isinstance(got, tuple) or len(got) != 2:
+        return got
+    scales = got[1]
+    if scale_format != "float32":
+        scales = as_codes(scales, get_format(scale_format))
+    return as_codes(got[0], elem), scales
 
 
 def _malformed(got: object, want_codes: np.ndarray, want_scales: np.ndarray) -> str:
     if not isinstance(got, tuple) or len(got) != 2:
-        return f"kernel returned {type(got).__name__}, want a (codes, scales) tuple"
+        return f"kernel returned {type_name(got)}, want a (codes, scales) tuple"
     for what, arr, want in (("codes", got[0], want_codes), ("scales", got[1], want_scales)):
         if not isinstance(arr, np.ndarray):
-            return f"kernel returned {what} as {type(arr).__name__}, not a numpy array"
+            return f"kernel returned {what} as {type_name(arr)}, not a numpy array"
         if arr.dtype != want.dtype or arr.shape != want.shape:
             return f"kernel returned {what} {arr.dtype}{arr.shape}, want {want.dtype}{want.shape}"
     return ""
@@ -36,21 +52,25 @@ def _run_case(
     by_class: Counter[str],
     max_offenders: int,
     same_nan: bool = False,
+    scale_format: str = "float32",
 ) -> tuple[CaseResult, int, int]:
     """One kernel call on ``args`` (``args[0]`` is x), checked against ``want``.
 
     With ``same_nan`` a NaN code where another NaN code is wanted, or a NaN
-    scale where another NaN is wanted, is no mismatch.
+    scale where another NaN is wanted, is no mismatch. Codes (and byte
+    scales, of ``scale_format``) may come as float8 arrays of their format.
     """
     want_codes, want_scales = want
     n_words = want_codes.size + want_scales.size
     nonzero = int(((want_codes & elem.magnitude_mask) != 0).sum())
     try:
-        got = call_kernel(func, *args)
+        got = outputs_as_codes(call_kernel(func, *args), elem, scale_format)
         error = _malformed(got, want_codes, want_scales)
     except KernelFaultError as exc:
         got, error = None, exc.reason
-    if error:
+    except ValueError as exc:  # a float8 array of another format
+        got, error = None, str(exc)
+    if error or not isinstance(got, tuple):
         case = CaseResult(name, n_words, 1, 1, 0, 0, nonzero / want_codes.size, error)
         return case, nonzero, want_codes.size
     codes = np.array(got[0], np.uint8, copy=True)

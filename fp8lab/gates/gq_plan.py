@@ -11,6 +11,8 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.gates.gq_memo import remembered_expectation
+from fp8lab.populations.split_cache import cached_split_table
+from fp8lab.populations.split_record import AxisSplit
 from fp8lab.refs import reference_nvfp4_quant, reference_scheme_quant
 from fp8lab.specs.nvfp4_rules import NVFP4_RULES, Nvfp4ScaleRule
 from fp8lab.specs.scale_rules import RULES, Granularity, NanCode, ScaleRule, get_rule
@@ -41,6 +43,8 @@ class _Plan:
     kernel arguments); ``want(args)`` is the rule's reference for those arguments.
     ``same_nan``: every NaN code of the element format is the same NaN (the
     rule's ``nan_code = "any"``), so NaN codes that differ are no mismatch.
+    ``rule``: the scale rule, whose split table (:meth:`splits`,
+    :mod:`fp8lab.populations.rule_splits`) gives the ``rule-split`` calls.
     """
 
     element: str
@@ -48,6 +52,11 @@ class _Plan:
     calls: Callable[[np.ndarray], list[tuple[str, tuple[Any, ...]]]]
     want: Callable[[tuple[Any, ...]], tuple[np.ndarray, np.ndarray]]
     same_nan: bool = False
+    rule: ScaleRule | None = None
+
+    def splits(self) -> tuple[AxisSplit, ...]:
+        """The rule's split table (none for NVFP4), computed and cached on first use."""
+        return cached_split_table(self.rule) if self.rule is not None else ()
 
 
 def _global_amaxes(x: np.ndarray) -> list[tuple[str, npt.NDArray[np.float32]]]:
@@ -107,6 +116,7 @@ def _plan(scheme: str, rule: str | ScaleRule | Nvfp4ScaleRule) -> tuple[_Plan, s
         # x keeps its dtype: a rule's arithmetic = "input" reads it
         lambda a: remembered_expectation(spec, a, lambda: reference_scheme_quant(a[0], spec)),
         spec.nan_code is NanCode.ANY,
+        spec,
     )
     return plan, spec.name
 

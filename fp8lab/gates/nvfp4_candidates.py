@@ -36,7 +36,7 @@ from fp8lab.specs.rule_axes import AmaxNan
 if TYPE_CHECKING:
     from fp8lab.gates.gq import GqCall
 
-__all__ = ["NVFP4_AXES", "nvfp4_candidates", "nvfp4_screen"]
+__all__ = ["NVFP4_AXES", "NVFP4_HELD_FIXED", "nvfp4_candidates", "nvfp4_screen"]
 
 # the fields a candidate varies (block and element path are the named rule's), in report order
 NVFP4_AXES: dict[str, tuple[object, ...]] = {
@@ -48,6 +48,8 @@ NVFP4_AXES: dict[str, tuple[object, ...]] = {
     "amax_nan": tuple(AmaxNan),
     "nan_code": tuple(Nvfp4NanCode),
 }
+# the fields no candidate varies, with the reason (tests/specs/test_rule_axes_read.py)
+NVFP4_HELD_FIXED: dict[str, str] = {"block": "the scheme's layout (16)"}
 _UNNAMED = ("name", "source", "element_source")  # what a declaration is not
 
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from fp8lab.populations.split_record import AxisSplit
 from fp8lab.runtime.exit_codes import EXIT_CODES
 
 __all__ = [
@@ -98,14 +99,27 @@ class GateResult:
 
     ``nan_policy`` is the fixed name of the NaN policy the gate held the
     kernel to (``fp8lab.specs.nan``); None for a gate that checks none.
+    ``nan_policy_source`` says where that policy came from (``command-line``,
+    ``default``, ``caller`` or ``kernel``: :class:`fp8lab.specs.nan.HeldNanPolicy`);
+    ``nan_policy_declared_by_kernel`` what a kernel run in a process of its own
+    declared (recorded and compared, never used; None: nothing, or not asked).
     ``scope`` says what a PASS proves and what it does not (G2, G2h);
     ``measured`` holds the named values a gate observes beside its verdict
     (G2, G2h: what NaN patterns became, the device's compute capability; GF:
     the chain, the recipe, the first failing step, the steps checked and the
     standalone-vs-recipe byte difference; docs/gates/gf.md).
-    ``scheme`` and ``rule`` name what GQ checked; None for the other gates.
+    ``scheme`` and ``rule`` name what GQ checked; G1 names its static ``rule``
+    (no scheme); None for the other gates.
     ``fp_env_changed`` says what a kernel run in its own process left changed in
-    the floating-point environment (``""``: nothing, or not measured).
+    the floating-point environment (``""``: nothing, or not measured);
+    ``fp_env_read`` how that was read: ``ptrace`` (from outside the kernel's
+    process) or ``self-reported`` (what the process said; ``""``: in-process).
+    ``isolation`` is how the kernel's process was isolated: ``namespace`` (its
+    own namespaces), ``process`` (a child process only), ``""`` for fp8lab's
+    own kernels, which run in fp8lab's process.
+    ``splits`` (GQ, scale rules) is the rule's split table: for each axis value
+    ``R[A=v]``, whether GQ's population splits it from the rule, at which amaxes,
+    or why it cannot (:class:`fp8lab.populations.rule_splits.AxisSplit`).
     """
 
     gate: str
@@ -122,11 +136,16 @@ class GateResult:
     first_offenders: tuple[Offender, ...] = ()
     case_results: tuple[CaseResult, ...] = ()
     nan_policy: str | None = None
+    nan_policy_source: str | None = None
+    nan_policy_declared_by_kernel: str | None = None
     scope: str = ""
     measured: dict[str, Any] = field(default_factory=dict)
     scheme: str | None = None
     rule: str | None = None
     fp_env_changed: str = ""
+    splits: tuple[AxisSplit, ...] = ()
+    fp_env_read: str = ""
+    isolation: str = ""
 
     @classmethod
     def from_cases(

@@ -1,53 +1,69 @@
-"""Which scale rule a black-box GQ kernel follows: every candidate declaration against its outputs.
+"""Which scale rule a black-box GQ kernel follows: a search over the rule language, on its outputs.
 
 The kernel is called once per GQ call of the scheme (:func:`record_outputs`);
-:func:`infer_rule` then holds those outputs against every candidate of
-:func:`~fp8lab.gates.rule_candidates.rule_candidates`. Each candidate is
-screened with the numpy port (:func:`fp8lab.kernels.scheme.scheme_quant`,
-one evaluation per declaration, NaN-code choice aside; nvfp4:
-:func:`fp8lab.kernels.scheme.nvfp4_quant`); the chosen candidate
-(or, when none reproduces every call, the nearest) is then re-checked by GQ
-itself (:func:`fp8lab.gates.gq.run_gq`), against the exact reference, on the
-recorded outputs. A reproduction is claimed only when that check passes.
+:func:`infer_rule` then searches the declarations of the scheme
+(:mod:`fp8lab.gates.rule_candidates`) with :mod:`fp8lab.gates.rule_search`,
+from each named rule: first the axes that decide the scale, on the kernel's
+scales alone, then the element path's, on its codes given its scales
+(:class:`fp8lab.gates.scale_screen.Screen`, the numpy port). Every value that
+does as well at the result is tried in combination, so the declarations that
+reproduce every call are all found. NVFP4's 256 declarations are each
+screened (:func:`fp8lab.gates.nvfp4_candidates.nvfp4_screen`). The chosen
+declaration (or, with no match, the nearest) is then re-checked by GQ itself
+(:func:`fp8lab.gates.gq.run_gq`), against the exact reference, on the
+recorded outputs; a reproduction is claimed only when that check passes.
+When nothing reproduces, the record names the axes the search held fixed
+and the first call no evaluated declaration explains.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import itertools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from fp8lab.gates.gq import GqCall, run_gq
-from fp8lab.gates.gq_case import _malformed
-from fp8lab.gates.nvfp4_candidates import nvfp4_screen
+from fp8lab.gates.gq import GQ_RULES, GQ_SCHEMES, GqCall, run_gq
+from fp8lab.gates.gq_case import _malformed, outputs_as_codes
+from fp8lab.gates.gq_plan import _plan
+from fp8lab.gates.nvfp4_candidates import NVFP4_HELD_FIXED, nvfp4_candidates, nvfp4_screen
 from fp8lab.gates.records import GateResult, GateStatus
 from fp8lab.gates.rule_candidates import (
+    ELEMENT_FIELDS,
+    HELD_FIXED,
+    SCALE_FIELDS,
     AnyRule,
-    Candidate,
+    declaration,
     differing_axes,
     named_rules,
-    rule_candidates,
+    scheme_groups,
 )
-from fp8lab.gates.scale_screen import scale_screen
+from fp8lab.gates.rule_search import Evaluations, descend, tied_values
+from fp8lab.gates.scale_screen import Screen
 from fp8lab.runtime.guard import KernelFaultError, call_kernel
+from fp8lab.specs.formats import get_format
+from fp8lab.specs.scale_rules import ScaleRule
 
-__all__ = ["Inference", "infer_rule", "record_outputs"]
+__all__ = ["MAX_COMBINATIONS", "Inference", "infer_rule", "record_outputs"]
 
 Outputs = tuple[np.ndarray, np.ndarray]
-Batch = tuple[np.ndarray, np.ndarray, np.ndarray]  # x (float32 or bfloat16), codes, scales
+MAX_COMBINATIONS = 512  # tied values tried together at the result, at most
 
 
 @dataclass(frozen=True)
 class Inference:
     """What ``rules infer`` found; ``status`` is ``reproduced`` or ``not-reproduced``.
 
-    ``matching`` are the candidates whose port reproduces every call;
+    ``matching`` are the declarations whose port reproduces every call;
     ``chosen`` the one reported (closest to a named rule), or with no match
-    the nearest (fewest mismatching words); ``check`` is GQ's record of it on
-    the recorded outputs. ``ambiguous_axes`` are the fields the matching
-    candidates disagree on: the population cannot tell those values apart.
+    the nearest (fewest mismatching words); ``check`` is the gate's record of
+    it on the recorded outputs. ``ambiguous_axes`` are the fields the matching
+    declarations disagree on: the population cannot tell those values apart.
+    ``held_fixed`` names the fields the search never varied, with the reason;
+    ``first_unexplained`` the first call no evaluated declaration reproduces
+    (empty when every call has one).
     """
 
     scheme: str
@@ -62,6 +78,8 @@ class Inference:
     ambiguous_axes: tuple[str, ...]
     check: GateResult | None
     screen_mismatches: dict[str, int] = field(default_factory=dict)
+    held_fixed: dict[str, str] = field(default_factory=dict)
+    first_unexplained: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON record."""
@@ -86,11 +104,17 @@ class Inference:
                 "by_class": {} if check is None else dict(check.mismatches_by_class),
             },
             "screen": dict(self.screen_mismatches),
+            "held_fixed": dict(self.held_fixed),
+            "first_unexplained_call": self.first_unexplained,
         }
 
 
-def record_outputs(func: Callable[..., Any], calls: Sequence[GqCall]) -> list[Outputs]:
+def record_outputs(
+    func: Callable[..., Any], calls: Sequence[GqCall], scheme: str | None = None
+) -> list[Outputs]:
     """The kernel's ``(codes, scales)`` for each call, private copies, checked for form.
+
+    With ``scheme``, float8 arrays of its element and scale formats come as their bytes.
 
     Raises:
         KernelFaultError: for a call that raised, exited or timed out, or an
@@ -99,16 +123,31 @@ def record_outputs(func: Callable[..., Any], calls: Sequence[GqCall]) -> list[Ou
     outputs: list[Outputs] = []
     for call in calls:
         got = call_kernel(func, *call.args)
+        if scheme is not None:
+            got = _as_bytes(got, scheme)
         if not isinstance(got, tuple) or len(got) != 2:
             raise KernelFaultError(_malformed(got, np.empty(0), np.empty(0)))
         outputs.append((np.array(got[0], copy=True), np.array(got[1], copy=True)))
     return outputs
 
 
+def _as_bytes(got: Any, scheme: str) -> Any:
+    """``got`` with float8 arrays of the scheme's element and scale formats as their bytes.
+
+    Raises:
+        KernelFaultError: for a float8 array of another format.
+    """
+    try:
+        element = get_format(_plan(scheme, GQ_RULES[scheme][0])[0].element)
+        return outputs_as_codes(got, element, GQ_SCHEMES[scheme][2])
+    except ValueError as exc:
+        raise KernelFaultError(str(exc)) from None
+
+
 def infer_rule(
     scheme: str, kernel: str, calls: Sequence[GqCall], outputs: Sequence[Outputs]
 ) -> Inference:
-    """Every candidate of ``scheme`` against the kernel's ``outputs`` for ``calls``.
+    """The declarations of ``scheme`` that reproduce the kernel's ``outputs`` for ``calls``.
 
     Raises:
         ValueError: for a scheme without named scale rules, or outputs that do not pair with calls.
@@ -116,70 +155,168 @@ def infer_rule(
     """
     if len(outputs) != len(calls):
         raise ValueError(f"{len(outputs)} outputs for {len(calls)} calls")
-    candidates = rule_candidates(scheme)
     named = named_rules(scheme)
+    outputs = [_as_bytes(o, scheme) for o in outputs]
     if scheme == "nvfp4":
-        screened = nvfp4_screen([c.rule for c in candidates], calls, outputs)
-    else:
-        screened = scale_screen(candidates, calls, outputs)
-    best = {c.rule: n for c, n in zip(candidates, screened, strict=True)}
-    own = {  # each named rule's own declaration, screened: the tie-break between named rules
-        c.base: n
-        for c, n in zip(candidates, screened, strict=True)
-        if not differing_axes(named[c.base], c.rule)
-    }
-    matching = [c.rule for c, n in zip(candidates, screened, strict=True) if n == 0 and calls]
-    order = sorted(matching, key=lambda r: (_nearest(r, named, own)[1], _index(candidates, r)))
-    for rule in order:  # the port screens; GQ, on the exact reference, decides
-        check = _check(scheme, rule, calls, outputs)
-        if check.status is GateStatus.PASS:
-            return _result(scheme, kernel, calls, candidates, matching, rule, check, best, own)
-    nearest = min(candidates, key=lambda c: (best[c.rule], _nearest(c.rule, named, own)[1])).rule
-    check = _check(scheme, nearest, calls, outputs)
-    found = _result(scheme, kernel, calls, candidates, [], nearest, check, best, own)
-    return replace(found, status="not-reproduced")
+        return _nvfp4(kernel, calls, outputs, named)
+    first = next(iter(named.values()))
+    assert isinstance(first, ScaleRule)
+    screen = Screen(first, calls, outputs)
+    found = search_rules(scheme, named, len(calls), screen.scales, screen.codes, screen.both)
+    return _decide(scheme, kernel, calls, found, lambda r: _check(scheme, r, calls, outputs))
 
 
-def _index(candidates: Sequence[Candidate], rule: AnyRule) -> int:
-    """``rule``'s place in the enumeration (the tie-break)."""
-    return next(i for i, c in enumerate(candidates) if c.rule == rule)
+@dataclass(frozen=True)
+class Found:
+    """What a search found: the matching declarations, the nearest, and what it evaluated."""
+
+    matching: tuple[AnyRule, ...]
+    nearest: AnyRule
+    totals: dict[tuple[object, ...], int]
+    own: dict[str, int]
+    evaluated: int
+    first_unexplained: int | None
+    unexplained_part: str
+
+
+Counts = Callable[[Any], Any]
+
+
+def search_rules(
+    scheme: str,
+    named: Mapping[str, AnyRule],
+    n_calls: int,
+    scales: Counts | None,
+    codes: Counts,
+    both: Counts,
+) -> Found:
+    """The two-stage search from each named rule (``scales`` None: the element stage alone)."""
+    scale_groups, element_groups = scheme_groups(scheme)
+    s1 = Evaluations(scales, n_calls, SCALE_FIELDS) if scales is not None else None
+    s2 = Evaluations(codes, n_calls, ELEMENT_FIELDS if s1 is not None else None)
+    full = Evaluations(both, n_calls)
+    ends: dict[tuple[object, ...], AnyRule] = {}
+    for base, rule in named.items():
+        start = replace(rule, name=f"inferred-{scheme}", source=f"{base}, as searched")
+        mid = descend(start, scale_groups, s1) if s1 is not None else start
+        if s1 is not None and s1.total(mid) > min(
+            (s1.total(e) for e in ends.values()), default=1 << 62
+        ):
+            continue
+        end = descend(mid, element_groups, s2)
+        ends.setdefault(declaration(end), end)
+    matching: dict[tuple[object, ...], AnyRule] = {}
+    for end in ends.values():
+        if full.total(end):
+            continue
+        ties = (tied_values(end, scale_groups, s1) if s1 is not None else []) + tied_values(
+            end, element_groups, s2
+        )
+        for combo in itertools.islice(itertools.product(*ties), MAX_COMBINATIONS):
+            found = _combined(end, combo)
+            # its own scales are the kernel's, so its codes are those given the kernel's
+            if found is None or (s1 is not None and s1.total(found)) or s2.total(found):
+                continue
+            matching.setdefault(declaration(found), found)
+    own = {n: full.total(r) for n, r in named.items()}
+    nearest = min(ends.values(), key=lambda r: (full.total(r), _nearest(r, named, own)[1]))
+    stage_worst = [(s1, "scales")] if s1 is not None else []
+    first, part = None, ""
+    for scores, what in [*stage_worst, (s2, "codes")]:
+        i = scores.first_unexplained()
+        if i is not None and (first is None or i < first):
+            first, part = i, what
+    count = full.count + s2.count + (s1.count if s1 is not None else 0)
+    totals = {declaration(r): full.total(r) for r in [*ends.values(), *matching.values()]}
+    return Found(tuple(matching.values()), nearest, totals, own, count, first, part)
+
+
+def _combined(end: AnyRule, combo: Sequence[AnyRule]) -> AnyRule | None:
+    """``end`` with every axis each rule of ``combo`` changes (None: a rule no rule accepts)."""
+    values = {a: getattr(r, a) for r in combo for a in differing_axes(end, r)}
+    try:
+        return replace(end, **values)
+    except ValueError:
+        return None
+
+
+def _decide(
+    scheme: str,
+    kernel: str,
+    calls: Sequence[Any],
+    found: Found,
+    check: Callable[[AnyRule], GateResult],
+) -> Inference:
+    """The reported declaration: the matching one closest to a named rule that the gate passes."""
+    named = named_rules(scheme)
+    order = sorted(found.matching, key=lambda r: _nearest(r, named, found.own)[1])
+    for rule in order:  # the port screens; the gate, on the exact reference, decides
+        result = check(rule)
+        if result.status is GateStatus.PASS:
+            return _result(scheme, kernel, calls, found, rule, result, True)
+    return _result(scheme, kernel, calls, found, found.nearest, check(found.nearest), False)
 
 
 def _result(
     scheme: str,
     kernel: str,
-    calls: Sequence[GqCall],
-    candidates: Sequence[Candidate],
-    matching: Sequence[AnyRule],
+    calls: Sequence[Any],
+    found: Found,
     chosen: AnyRule,
     check: GateResult,
-    best: dict[AnyRule, int],
-    own: dict[str, int],
+    reproduced: bool,
 ) -> Inference:
     rules = named_rules(scheme)
-    named, _ = _nearest(chosen, rules, own)
+    named, _ = _nearest(chosen, rules, found.own)
     differing = {
         k: (_text(getattr(rules[named], k)), _text(getattr(chosen, k)))
         for k in differing_axes(rules[named], chosen)
     }
-    ambiguous = tuple(k for k in sorted({a for r in matching for a in differing_axes(chosen, r)}))
+    matching = found.matching if reproduced else ()
+    ambiguous = tuple(sorted({a for r in matching for a in differing_axes(chosen, r)}))
+    first = ""
+    if not reproduced and found.first_unexplained is not None:
+        call = calls[found.first_unexplained]
+        first = f"{call.name} ({call.label}): its {found.unexplained_part}"
+    held = NVFP4_HELD_FIXED if scheme == "nvfp4" else HELD_FIXED
     return Inference(
         scheme,
         kernel,
-        "reproduced" if matching else "not-reproduced",
+        "reproduced" if reproduced else "not-reproduced",
         len(calls),
-        len(candidates),
+        found.evaluated,
         tuple(matching),
         chosen,
         named,
         differing,
         ambiguous,
         check,
-        {"chosen": best[chosen], "best": min(best.values(), default=0)},
+        {
+            "chosen": found.totals.get(declaration(chosen), 0),
+            "best": min(found.totals.values(), default=0),
+        },
+        dict(held),
+        first,
     )
 
 
-def _nearest(rule: AnyRule, named: dict[str, AnyRule], own: dict[str, int]) -> tuple[str, int]:
+def _nvfp4(
+    kernel: str, calls: Sequence[GqCall], outputs: Sequence[Outputs], named: dict[str, AnyRule]
+) -> Inference:
+    """Every NVFP4 declaration screened (256: the product is small)."""
+    candidates = [rule for rule, _ in nvfp4_candidates()]
+    screened = nvfp4_screen(candidates, calls, outputs)
+    totals = {declaration(c): n for c, n in zip(candidates, screened, strict=True)}
+    matching = tuple(c for c, n in zip(candidates, screened, strict=True) if n == 0 and calls)
+    own = {name: totals.get(declaration(r), 0) for name, r in named.items()}
+    nearest = min(candidates, key=lambda c: (totals[declaration(c)], _nearest(c, named, own)[1]))
+    found = Found(matching, nearest, totals, own, len(candidates), None, "")
+    return _decide("nvfp4", kernel, calls, found, lambda r: _check("nvfp4", r, calls, outputs))
+
+
+def _nearest(
+    rule: AnyRule, named: Mapping[str, AnyRule], own: Mapping[str, int]
+) -> tuple[str, int]:
     """The named rule of the scheme (``named``) nearest to ``rule``, and the fields they differ on.
 
     Nearest: fewest differing fields, then fewest mismatches of the named rule's
