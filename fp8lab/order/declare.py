@@ -13,7 +13,9 @@ holds at the probed output but not at another, is a FAIL.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -24,8 +26,9 @@ from fp8lab.order.tree import SumTree
 from fp8lab.refs.gemm_model import INFERRED, OUTPUT_BITS, model_output_bits
 from fp8lab.refs.gemm_tree import PRODUCTS
 from fp8lab.runtime.guard import call_kernel
+from fp8lab.specs.gemm_decl import GemmDeclaration, TreeClass
 
-__all__ = ["FIT_SCALES", "fit_products", "inferred_spec"]
+__all__ = ["FIT_SCALES", "declaration_from_order", "fit_products", "inferred_spec"]
 
 FIT_SCALES = (0.035, 0.017)  # s_in, s_w of the fitting draw: not powers of two
 _NAN_FREE = 0x7F
@@ -108,3 +111,54 @@ def inferred_spec(
         trees.append(((m, n, k), rec.tree.nodes, chosen))
         records.append(rec)
     return MatmulSpec(INFERRED, epilogue, bf16_epilogue, tuple(trees)), records
+
+
+def _outputs(pairs: Sequence[Sequence[int]], m: int, n: int) -> str:
+    rows = sorted({int(p[0]) for p in pairs})
+    cols = sorted({int(p[1]) for p in pairs})
+    if len(pairs) == m * n:
+        return "all"
+    if len(pairs) == len(rows) * len(cols):
+        return f"{','.join(map(str, rows))}:{','.join(map(str, cols))}"
+    return ";".join(f"{int(p[0])},{int(p[1])}" for p in pairs)
+
+
+def declaration_from_order(record: Mapping[str, Any], epilogue: GemmDeclaration) -> GemmDeclaration:
+    """``epilogue``'s scales and products with the classes an ``fp8lab order`` record inferred.
+
+    The record (``fp8lab order --as fp8 --json``) gives the shape, each class's
+    outputs and tree, the out dtype and the output rounding its check found;
+    the declaration then holds at that shape only.
+
+    Raises:
+        ValueError: for a record that is not an fp8 order run that reproduced
+            its kernel, or whose classes are not binary trees.
+    """
+    try:
+        if record["probe"] != "fp8_matmul" or record["verdict"] != "reproduced":
+            raise ValueError(
+                f"want a reproduced fp8 order run, got probe {record['probe']!r}, "
+                f"verdict {record['verdict']!r}"
+            )
+        (m, n), k = record["shape"], int(record["k"])
+        classes = []
+        for c in record["position_classes"]:
+            nodes = tuple((int(x), int(y)) for x, y in c["tree"]["nodes"])
+            classes.append(TreeClass((int(m), int(n), k), _outputs(c["outputs"], int(m), int(n)),
+                                     nodes, family=str(c.get("family") or "")))  # fmt: skip
+        output, rounding = str(record.get("output_rounding") or "float32 once").split()
+        out = str(record.get("out", "f32"))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"not an fp8lab order record of a fixed order: {exc}") from None
+    return dataclasses.replace(
+        epilogue,
+        name=f"{epilogue.name}+order",
+        source=f"{epilogue.source}; order: {record.get('kernel')} at {m}x{n}x{k}",
+        accumulation=INFERRED,
+        classes=tuple(classes),
+        output=output,
+        output_rounding=rounding,
+        outputs=(out,),
+        k_multiple=1,
+        n_multiple=1,
+    )

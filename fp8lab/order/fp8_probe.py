@@ -33,12 +33,17 @@ class Fp8MatmulProbe:
     kind: str = "fp8_matmul"
     high_exp: int = 16
     low_exp: int = -14
+    out: str = "f32"
     _codes: tuple[int, int, int] = field(default=(0, 0, 0), repr=False)
 
     def __post_init__(self) -> None:
         fmt = FORMATS["e4m3fn"]
+        if self.out not in ("f32", "bf16", "f16"):
+            raise ValueError(f"out {self.out!r}: one of f32, bf16, f16")
         # mask = max finite, -mask, unit = smallest subnormal (code 1: 2**-9)
         self._codes = (fmt.max_code, fmt.sign_bit | fmt.max_code, 1)
+        if self.out == "f16":  # 448**2 is past float16's largest; the grid sizes its probes
+            self.high_exp = 14
 
     def lca_sizes(self, i: int, js: Sequence[int]) -> list[int]:
         """One call per j, or per min(M, N) of them with ``batch``.
@@ -52,6 +57,8 @@ class Fp8MatmulProbe:
     def pair_sizes(self, pairs: Sequence[tuple[int, int]]) -> list[int]:
         """L(i, j) for each pair, batched as :meth:`lca_sizes`."""
         check_pairs(self.k, pairs)
+        if self.out != "f32":
+            raise ValueError("a narrow output is probed by the grid (fp8lab.order.grid)")
         mask, neg, unit = self._codes
         out: list[int] = []
         for group in batches(pairs, min(self.m, self.n) if self.batch else 1):
@@ -88,10 +95,10 @@ class Fp8MatmulProbe:
                     a[r, pos], b[c, pos] = table[v]
             self.calls += 1
             self.queries += len(group)
-            got = np.asarray(call_kernel(self.kernel.matmul, a, b, 1.0, 1.0, "f32"))
+            got = np.asarray(call_kernel(self.kernel.matmul, a, b, 1.0, 1.0, self.out))
             if got.shape != (self.m, self.n):
                 raise ProbeError(f"want a [{self.m},{self.n}] output, got shape {got.shape}")
-            out.extend(bits(got[cell]) for cell in cells)
+            out.extend(bits(got.astype(np.float32)[cell]) for cell in cells)
         return out
 
 

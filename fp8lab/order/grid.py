@@ -20,7 +20,6 @@ import numpy.typing as npt
 
 from fp8lab.order.probe import (
     FP8_UNIT_EXP,
-    MASK_F32,
     F32MatmulProbe,
     Fp8MatmulProbe,
     ProbeError,
@@ -29,6 +28,7 @@ from fp8lab.order.probe import (
     e4m3_products,
     f32_row,
 )
+from fp8lab.order.sizing import F32_SIZES, FP8_SIZES, ProbeSize, unit_chunks
 from fp8lab.runtime.guard import call_kernel
 from fp8lab.specs.formats import FORMATS
 
@@ -36,6 +36,19 @@ __all__ = ["GridProbe", "PositionView", "Question"]
 
 Question = tuple[str, tuple[tuple[int, float], ...]]  # ("pair", ((i, 0), (j, 0))) or ("sum", row)
 Ints = npt.NDArray[np.int64]
+
+
+def probe_size(probe: F32MatmulProbe | Fp8MatmulProbe | SumProbe) -> ProbeSize:
+    """The probe values for ``probe``'s output type (:mod:`fp8lab.order.sizing`)."""
+    if isinstance(probe, Fp8MatmulProbe):
+        return FP8_SIZES[probe.out]
+    return F32_SIZES[getattr(probe, "out", "f32")]
+
+
+def _code(value: float) -> int:
+    """The positive e4m3fn code of ``value``."""
+    fmt = FORMATS["e4m3fn"]
+    return next(c for c in range(fmt.max_code + 1) if float(fmt.exact_value(c)) == value)
 
 
 @dataclass
@@ -70,6 +83,10 @@ class GridProbe:
                 self.answers[question] = self._bits(dict(items))
         return self.answers[question]
 
+    def call(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The kernel's [M,N] output on ``a`` and ``b`` as float32 (not counted)."""
+        return self._call(a, b)
+
     def _call(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         p = self.probe
         if isinstance(p, SumProbe):
@@ -77,32 +94,48 @@ class GridProbe:
         elif isinstance(p, F32MatmulProbe):
             got = np.asarray(call_kernel(p.func, a, b))
         else:
-            got = np.asarray(call_kernel(p.kernel.matmul, a, b, 1.0, 1.0, "f32"))
+            got = np.asarray(call_kernel(p.kernel.matmul, a, b, 1.0, 1.0, p.out))
         if got.shape != self.shape:
             raise ProbeError(f"want a {list(self.shape)} output, got shape {got.shape}")
         return np.ascontiguousarray(got, np.float32)
+
+    def pair_operands(self, i: int, j: int, units: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The operands of question (i, j) with units at ``units`` (0 elsewhere), every row."""
+        k = self.probe.k
+        m, n = self.shape
+        size = probe_size(self.probe)
+        if isinstance(self.probe, Fp8MatmulProbe):
+            fmt = FORMATS["e4m3fn"]
+            mask = _code(size.mask)
+            a = np.zeros((m, k), np.uint8)
+            b = np.zeros((n, k), np.uint8)
+            a[:, list(units)] = b[:, list(units)] = 1  # code 1: the smallest subnormal, 2**-9
+            a[:, i], a[:, j] = mask, fmt.sign_bit | mask
+            b[:, i], b[:, j] = mask, mask
+        else:
+            a = np.zeros((m, k), np.float32)
+            a[:, list(units)] = size.unit
+            a[:, i], a[:, j] = size.mask, -size.mask
+            b = np.ones((n, k), np.float32)
+        return a, b
 
     def _pair(self, i: int, j: int) -> Ints:
         k = self.probe.k
         if not (0 <= i < k and 0 <= j < k and i != j):
             raise ValueError(f"want two distinct summands in 0..{k - 1}, got {i} and {j}")
-        m, n = self.shape
-        if isinstance(self.probe, Fp8MatmulProbe):
-            fmt = FORMATS["e4m3fn"]
-            a = np.ones((m, k), np.uint8)  # code 1: the smallest subnormal, 2**-9
-            b = np.ones((n, k), np.uint8)
-            a[:, i], a[:, j] = fmt.max_code, fmt.sign_bit | fmt.max_code
-            b[:, i], b[:, j] = fmt.max_code, fmt.max_code
-            unit = 2.0**FP8_UNIT_EXP
-        else:
-            a = np.ones((m, k), np.float32)
-            b = np.ones((n, k), np.float32)
-            a[:, i], a[:, j] = MASK_F32, -MASK_F32
-            unit = 1.0
-        units = self._call(a, b).astype(np.float64) / unit
-        with np.errstate(invalid="ignore"):
-            ok = np.isfinite(units) & (units == np.round(units)) & (units >= 0) & (units <= k - 2)
-        return np.where(ok, k - np.where(ok, units, 0).round(), -1).astype(np.int64)
+        size = probe_size(self.probe)
+        unit = 2.0**FP8_UNIT_EXP if isinstance(self.probe, Fp8MatmulProbe) else size.unit
+        total = np.zeros(self.shape, np.float64)
+        ok = np.ones(self.shape, np.bool_)
+        for n, chunk in enumerate(unit_chunks(k, i, j, size.cap)):
+            self.calls += n > 0  # a question asked in several calls counts each
+            units = self._call(*self.pair_operands(i, j, chunk)).astype(np.float64) / unit
+            with np.errstate(invalid="ignore"):
+                ok &= np.isfinite(units) & (units == np.round(units))
+                ok &= (units >= 0) & (units <= len(chunk))
+            total += np.where(ok, units, 0)
+        ok &= total <= k - 2
+        return np.where(ok, k - total.round(), -1).astype(np.int64)
 
     def _bits(self, row: Row) -> Ints:
         k = self.probe.k

@@ -56,8 +56,22 @@ def blas_facts() -> dict[str, Any]:
     return {"library": "not reported", "version": None, "core_type": None, "threads": None}
 
 
-def host_facts() -> dict[str, Any]:
-    """CPU, machine, numpy and its BLAS, and the BLAS environment variables set."""
+def host_facts(target: dict[str, Any] | None = None) -> dict[str, Any]:
+    """CPU, machine, numpy and its BLAS, and the BLAS environment variables set.
+
+    With ``target`` (the facts the kernel's own process measured of the library
+    that ran the product, :func:`fp8lab.kernels.sources.library_facts.library_facts`),
+    the record names that library under ``target`` instead of numpy's BLAS, which
+    is then named only when numpy ran the product.
+    """
+    if target is not None:
+        return {
+            "cpu": cpu_model(),
+            "machine": platform.machine(),
+            "cpus": os.cpu_count(),
+            "target": target,
+            "environment": {name: os.environ[name] for name in BLAS_ENV if name in os.environ},
+        }
     return {
         "cpu": cpu_model(),
         "machine": platform.machine(),

@@ -31,6 +31,7 @@ from fp8lab.order.host import host_facts
 from fp8lab.order.positions import Position, PositionClass, classify_positions
 from fp8lab.order.probe import F32MatmulProbe, Fp8MatmulProbe, SumProbe
 from fp8lab.order.reproduce import Reproduction, reproduce
+from fp8lab.order.verdict import failed_tests, judge
 
 __all__ = ["VERDICTS", "PositionsRecord", "check_classes", "infer_positions", "judge"]
 
@@ -58,6 +59,10 @@ class PositionsRecord:
         host: the host facts in force.
         sibling_rows: outputs the sibling test read (a row-batched inference only).
         sibling_nodes: fused nodes it settled.
+        failed_tests: for ``not-fixed``, each failed test with one input that
+            shows it (:func:`fp8lab.order.verdict.failed_tests`).
+        first_call: what the warm-up found (:func:`warm_up`).
+        out: the out dtype the kernel was probed with.
     """
 
     kernel: str
@@ -76,6 +81,9 @@ class PositionsRecord:
     host: dict[str, Any] = field(default_factory=dict)
     sibling_rows: int = 0
     sibling_nodes: int = 0
+    failed_tests: tuple[dict[str, Any], ...] = ()
+    first_call: dict[str, Any] = field(default_factory=dict)
+    out: str = "f32"
 
     @property
     def outputs_checked(self) -> int:
@@ -121,6 +129,10 @@ class PositionsRecord:
             "probe_changes": self.probe_changes,
             "verdict": self.verdict,
             "evidence": list(self.evidence),
+            "failed_tests": list(self.failed_tests),
+            "output_rounding": rep.output_rounding,
+            "out": self.out,
+            "first_call": self.first_call,
             "seconds": self.seconds,
             "sibling_rows": self.sibling_rows,
             "sibling_nodes": self.sibling_nodes,
@@ -128,47 +140,62 @@ class PositionsRecord:
         }
 
 
-def judge(
-    classes: Sequence[PositionClass], rep: Reproduction, probe_changes: int
-) -> tuple[str, tuple[str, ...]]:
-    """The verdict and its evidence lines from the classes and the checks."""
-    lines = [f"{len(c.outputs)} outputs fit no tree: {c.error}" for c in classes if c.error]
-    if probe_changes:
-        lines.append(f"asked again, the probes changed {probe_changes} answers")
-    if rep.repeat_differs:
-        lines.append(f"two calls on the same operands differ at {rep.repeat_differs} outputs")
-    missed = rep.outputs_checked - rep.outputs_reproduced
-    if missed:
-        lines.append(
-            f"the inferred trees reproduce {rep.outputs_reproduced} of {rep.outputs_checked}"
-            " outputs: the order depends on the operand values, or the adds are not float32"
-        )
-    if lines:
-        return "not-fixed", tuple(lines)
-    if rep.outputs_unchecked or not rep.outputs_checked:
-        return "not-checked", (
-            f"{rep.outputs_unchecked} outputs follow a tree with a fused node:"
-            " no float32 model to run",
-        )
-    return "reproduced", ()
+def _probe_changes(
+    grid: GridProbe, classes: Sequence[PositionClass], seed: int, ask: int
+) -> tuple[int, dict[str, Any]]:
+    """Answers at the classified positions that differ when a seeded sample is asked again.
 
-
-def _probe_changes(grid: GridProbe, classes: Sequence[PositionClass], seed: int, ask: int) -> int:
-    """Answers at the classified positions that differ when a seeded sample is asked again."""
+    The first question asked (the kernel's first call) is always in the
+    sample. Returns the count and the first change (``{"question", "output",
+    "count", "first"}``; empty when none).
+    """
     again = GridProbe(grid.probe)
     questions = list(grid.answers)
     rng = np.random.default_rng(seed)
     picked = rng.choice(len(questions), size=min(ask, len(questions)), replace=False)
     where = [p for c in classes for p in c.outputs]
     rows, cols = np.array([p[0] for p in where]), np.array([p[1] for p in where])
-    changed = 0
-    for q in sorted(int(i) for i in picked):
+    changed, first = 0, dict[str, Any]()
+    for q in sorted({0, *(int(i) for i in picked)} if questions else ()):
         question = questions[q]
-        changed += int(
-            np.sum(again.answer(question)[rows, cols] != grid.answers[question][rows, cols])
-        )
+        moved = again.answer(question)[rows, cols] != grid.answers[question][rows, cols]
+        changed += int(np.sum(moved))
+        if moved.any() and not first:
+            kind, items = question
+            words = f"{kind} ({', '.join(str(i) for i, _ in items)})" if kind == "pair" else kind
+            at = int(np.flatnonzero(moved)[0])
+            first = {"question": words, "output": [int(rows[at]), int(cols[at])], "first": q == 0}
     grid.calls += again.calls
-    return changed
+    return changed, {**first, "count": changed} if first else {}
+
+
+def warm_up(grid: GridProbe, warmup: int) -> dict[str, Any]:
+    """Call the kernel ``warmup`` times on the first probe's operands, then once more.
+
+    Returns ``{"warmup", "calls", "differs"}`` (outputs whose bits differ
+    between the first and the last call), with ``finding`` in words when some do: a
+    first-call effect, reported by name and kept out of every tree.
+    """
+    found: dict[str, Any] = {"warmup": warmup, "differs": 0}
+    if warmup < 1:
+        return found
+    k = grid.probe.k
+    units = [v for v in range(k) if v not in (0, 1)]
+    operands = grid.pair_operands(0, 1, units) if k >= 2 else None
+    if operands is None:
+        return found
+    first = grid.call(*operands)
+    for _ in range(warmup):
+        last = grid.call(*operands)
+    found["calls"] = warmup + 1  # apart from the calls that infer and check
+    differs = int(np.sum(first.view(np.uint32) != last.view(np.uint32)))
+    if differs:
+        found["differs"] = differs
+        found["finding"] = (
+            f"the first call differs from call {warmup + 1} on the same inputs (probe pair"
+            f" (0, 1)) at {differs} outputs; the trees are from the calls after it"
+        )
+    return found
 
 
 def check_classes(
@@ -185,9 +212,10 @@ def check_classes(
         KernelFaultError: when the kernel raises.
     """
     calls = grid.calls
-    changes = _probe_changes(grid, classes, seed, reask)
+    changes, changed = _probe_changes(grid, classes, seed, reask)
     rep = reproduce(grid, classes, seed, draws)
     verdict, evidence = judge(classes, rep, changes)
+    failed = failed_tests(classes, rep, changed, seed) if verdict == "not-fixed" else []
     return PositionsRecord(
         classes=tuple(classes),
         check_calls=grid.calls - calls + rep.calls,
@@ -195,6 +223,7 @@ def check_classes(
         probe_changes=changes,
         verdict=verdict,
         evidence=evidence,
+        failed_tests=tuple(failed),
         **record,
     )
 
@@ -210,8 +239,13 @@ def infer_positions(
     draws: int = 2,
     reask: int = 8,
     host: dict[str, Any] | None = None,
+    warmup: int = 1,
 ) -> PositionsRecord:
     """Infer, classify and check the tree of every output in ``positions`` (default: all).
+
+    ``warmup`` calls on the first probe's operands come first
+    (:func:`warm_up`); with none, a first answer that changes when asked
+    again fails the ``first-call`` test.
 
     Raises:
         ValueError: for an unknown method or no position.
@@ -221,6 +255,7 @@ def infer_positions(
     grid = GridProbe(probe)
     m, n = grid.shape
     asked = positions if positions is not None else [(r, c) for r in range(m) for c in range(n)]
+    first_call = warm_up(grid, warmup)
     classes = classify_positions(grid, asked, method, siblings)
     fields = {
         "kernel": kernel,
@@ -231,6 +266,8 @@ def infer_positions(
         "calls": grid.calls,
         "seconds": 0.0,
         "host": host_facts() if host is None else host,
+        "first_call": first_call,
+        "out": getattr(probe, "out", "f32"),
     }
     rec = check_classes(grid, fields, classes, seed, draws, reask)
     return dataclasses.replace(rec, seconds=time.perf_counter() - t0)

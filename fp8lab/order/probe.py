@@ -130,6 +130,13 @@ class F32MatmulProbe:
     kind: str = "f32_matmul"
     high_exp: int = 100
     low_exp: int = 60
+    out: str = "f32"
+
+    def __post_init__(self) -> None:
+        if self.out not in ("f32", "bf16", "f16"):
+            raise ValueError(f"out {self.out!r}: one of f32, bf16, f16")
+        if self.out == "f16":  # the sibling test's values must be float16 values
+            self.high_exp, self.low_exp = 14, -10
 
     def lca_sizes(self, i: int, js: Sequence[int]) -> list[int]:
         """One call per j, or per M of them with ``batch``."""
@@ -138,6 +145,8 @@ class F32MatmulProbe:
     def pair_sizes(self, pairs: Sequence[tuple[int, int]]) -> list[int]:
         """L(i, j) for each pair: one call each, or per M of them with ``batch``."""
         check_pairs(self.k, pairs)
+        if self.out != "f32":
+            raise ValueError("a narrow output is probed by the grid (fp8lab.order.grid)")
         out: list[int] = []
         for group in batches(pairs, self.m if self.batch else 1):
             a = np.ones((self.m, self.k), np.float32)

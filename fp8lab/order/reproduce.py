@@ -14,7 +14,8 @@ output).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -22,12 +23,20 @@ from fp8lab.order.grid import GridProbe
 from fp8lab.order.positions import PositionClass
 from fp8lab.order.probe import F32MatmulProbe, SumProbe
 from fp8lab.order.run import tree_matmul
+from fp8lab.refs.gemm_declared import round_to, tree_rounded
 from fp8lab.refs.gemm_model import decode_e4m3fn
 from fp8lab.runtime.guard import call_kernel
 
-__all__ = ["NAN_FREE_CODES", "Reproduction", "fp8_codes", "reproduce"]
+__all__ = ["NAN_FREE_CODES", "ROUNDINGS", "Reproduction", "fp8_codes", "reproduce"]
 
 NAN_FREE_CODES = 0x7F  # draw magnitudes below 0x7F and give them a random sign: no NaN
+
+
+ROUNDINGS = {  # what an output of each type may have been formed by, tried in this order
+    "f32": (("float32", "once"), ("bfloat16", "once"), ("float16", "once")),
+    "bf16": (("bfloat16", "once"), ("bfloat16", "per-add")),
+    "f16": (("float16", "once"), ("float16", "per-add")),
+}
 
 
 @dataclass(frozen=True)
@@ -42,6 +51,13 @@ class Reproduction:
         repeat_differs: outputs whose two calls on the same operands differed.
         calls: kernel calls made.
         draws: operand draws.
+        output_rounding: the output rounding the models reproduced with
+            (``float32 once``, ``bfloat16 once``, ``float16 per-add``, ...),
+            the first of :data:`ROUNDINGS` that reproduces every output; ""
+            when none does.
+        first_miss: where the first candidate missed: ``{"draw", "output",
+            "got", "want"}`` (empty when it reproduced).
+        first_repeat: the first output whose two calls differed (``{"draw", "output"}``).
     """
 
     outputs_checked: int
@@ -50,6 +66,9 @@ class Reproduction:
     repeat_differs: int
     calls: int
     draws: int
+    output_rounding: str = "float32 once"
+    first_miss: dict[str, Any] = field(default_factory=dict)
+    first_repeat: dict[str, Any] = field(default_factory=dict)
 
 
 def fp8_codes(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
@@ -65,22 +84,38 @@ def _run(probe: GridProbe, a_codes: np.ndarray, b_codes: np.ndarray) -> np.ndarr
     elif isinstance(p, F32MatmulProbe):
         got = call_kernel(p.func, decode_e4m3fn(a_codes), decode_e4m3fn(b_codes))
     else:
-        got = call_kernel(p.kernel.matmul, a_codes, b_codes, 1.0, 1.0, "f32")
+        got = call_kernel(p.kernel.matmul, a_codes, b_codes, 1.0, 1.0, p.out)
     out = np.ascontiguousarray(np.asarray(got, np.float32).reshape(probe.shape))
     return out.view(np.uint32)
 
 
-def _model(cls: PositionClass, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _model(cls: PositionClass, a: np.ndarray, b: np.ndarray, rounding: tuple[str, str]) -> Any:
     """The class's outputs (in its order) from its tree, as float32 bits."""
     if cls.tree is None:
         raise ValueError("a class without a tree has no model")
     rows = sorted({r for r, _ in cls.outputs})
     cols = sorted({c for _, c in cls.outputs})
-    sub = tree_matmul(cls.tree, a[rows], b[cols])
+    output, how = rounding
+    if how == "per-add":
+        sub = tree_rounded(cls.tree.nodes, a[rows], b[cols], output)
+    else:
+        sub = round_to(tree_matmul(cls.tree, a[rows], b[cols]), output)
     at_r = {r: i for i, r in enumerate(rows)}
     at_c = {c: i for i, c in enumerate(cols)}
     picked = [sub[at_r[r], at_c[c]] for r, c in cls.outputs]
     return np.asarray(picked, np.float32).view(np.uint32)
+
+
+def _draws(grid: GridProbe, seed: int, draws: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    m, n = grid.shape
+    k = grid.probe.k
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(draws):
+        a_codes = fp8_codes(rng, (m, k))
+        b_codes = fp8_codes(rng, (n, k)) if not isinstance(grid.probe, SumProbe) else None
+        out.append((a_codes, np.full((1, k), 0x38, np.uint8) if b_codes is None else b_codes))
+    return out  # 0x38: 1.0, B of a sum
 
 
 def reproduce(
@@ -88,28 +123,44 @@ def reproduce(
 ) -> Reproduction:
     """Compare every class's model with the kernel on ``draws`` seeded operand draws.
 
+    Each output rounding the kernel's out type allows (:data:`ROUNDINGS`) is
+    tried in order; the first that reproduces every output is kept.
+
     Raises:
         KernelFaultError: when the kernel raises.
     """
-    m, n = grid.shape
-    k = grid.probe.k
-    rng = np.random.default_rng(seed)
     runnable = [c for c in classes if c.tree is not None and c.tree.max_fan_in() <= 2]
     unchecked = sum(len(c.outputs) for c in classes if c not in runnable)
-    checked = same = differs = calls = 0
-    for draw in range(draws):
-        a_codes = fp8_codes(rng, (m, k))
-        b_codes = fp8_codes(rng, (n, k)) if not isinstance(grid.probe, SumProbe) else None
-        b_codes = np.full((1, k), 0x38, np.uint8) if b_codes is None else b_codes  # 0x38: 1.0
-        got = _run(grid, a_codes, b_codes)
-        calls += 1
-        if draw == 0:
-            again = _run(grid, a_codes, b_codes)
-            calls += 1
-            differs = int(np.sum(again != got))
-        a, b = decode_e4m3fn(a_codes), decode_e4m3fn(b_codes)
-        for cls in runnable:
-            want = np.array([got[p] for p in cls.outputs], np.uint32)
-            checked += want.size
-            same += int(np.sum(_model(cls, a, b) == want))
-    return Reproduction(checked, same, unchecked, differs, calls, draws)
+    operands = _draws(grid, seed, draws)
+    got = [_run(grid, a, b) for a, b in operands]
+    again = _run(grid, *operands[0])
+    changed = np.argwhere(again != got[0])
+    first_repeat = {"draw": 0, "output": [int(v) for v in changed[0]]} if len(changed) else {}
+    decoded = [(decode_e4m3fn(a), decode_e4m3fn(b)) for a, b in operands]
+    out = getattr(grid.probe, "out", "f32")
+    tried: list[tuple[int, str, dict[str, Any]]] = []
+    for rounding in (
+        ROUNDINGS[out] if not isinstance(grid.probe, SumProbe) else ROUNDINGS["f32"][:1]
+    ):
+        checked = same = 0
+        miss: dict[str, Any] = {}
+        for d, ((a, b), bits) in enumerate(zip(decoded, got, strict=True)):
+            for cls in runnable:
+                want = np.array([bits[p] for p in cls.outputs], np.uint32)
+                model = _model(cls, a, b, rounding)
+                checked += want.size
+                same += int(np.sum(model == want))
+                bad = np.flatnonzero(model != want)
+                if len(bad) and not miss:
+                    i = int(bad[0])
+                    got_i, want_i = f"0x{int(want[i]):08x}", f"0x{int(model[i]):08x}"
+                    miss = {"draw": d, "output": list(cls.outputs[i]), "got": got_i,
+                            "want": want_i}  # fmt: skip
+        tried.append((same, " ".join(rounding), miss))
+        if same == checked:
+            break
+    same, name, miss = tried[-1] if tried[-1][0] == checked else tried[0]
+    return Reproduction(
+        checked, same, unchecked, len(changed), draws + 1, draws,
+        name if same == checked else "", miss, first_repeat,
+    )  # fmt: skip
