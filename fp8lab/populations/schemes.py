@@ -31,6 +31,11 @@ case's constructed amax, so each granularity sees it:
   exponent-bits ceiling there (``e8m0_exponent``). Each call is one assertion,
   so a port that takes the bits for the ``log2`` fails at least three of them
   (on float32 input; bfloat16 holds none of these amaxes);
+* ``nan-lane`` (not for e2m1fn): in every 32 elements the row's amax first and a
+  NaN 16 elements on, the rest below half the amax: a NaN in the lane of the
+  block's amax for every lane width that divides 16, where a vectorised amax
+  whose lanes keep NaN and whose combination drops it (``amax_lanes``) loses
+  the amax, and a scalar ``fmaxf`` keeps it;
 * ``amax-last``: magnitudes rising along the row by a factor of about
   ``2**(1/32)`` (distinct in bfloat16 too), so every block of every size, the
   row and the tensor hold their amax once, in their last element: where an
@@ -51,6 +56,7 @@ from fp8lab.specs.formats import get_format
 
 __all__ = [
     "CASES",
+    "RULE_SPLIT",
     "E8M0_LOG2_SPLIT_AMAX_BITS",
     "NVFP4_FUSED_SPLIT_AMAX_BITS",
     "DIVIDE_SPLIT_AMAXES",
@@ -76,6 +82,9 @@ CASES = (
     "below-floor",
 )
 _DIVIDE_SPLIT = "divide-split"
+_NAN_LANE = "nan-lane"
+# the class of GQ's calls derived from the rule's split table (fp8lab.populations.rule_splits)
+RULE_SPLIT = "rule-split"
 # bfloat16 amaxes whose scale float32(amax / 448) splits x / s from x * float32(1/s) on the
 # most bfloat16 inputs x <= amax with a normal e4m3fn quotient: mantissa 1.53125 on 29 of
 # them, 1.625, 1.078125 and 1.296875 on 15 each (found by scanning every bfloat16 amax of
@@ -140,7 +149,12 @@ def case_labels(element: str | FormatSpec) -> tuple[str, ...]:
     nvfp4 = (_NVFP4_SPLIT, _NVFP4_FUSED_SPLIT)
     if get_format(element).name == "e2m1fn":
         return (*CASES, *nvfp4)
-    return (*CASES, _DIVIDE_SPLIT, *(_LOG2_SPLIT,) * len(E8M0_LOG2_SPLIT_AMAX_BITS))
+    return (
+        *CASES,
+        _NAN_LANE,
+        _DIVIDE_SPLIT,
+        *(_LOG2_SPLIT,) * len(E8M0_LOG2_SPLIT_AMAX_BITS),
+    )
 
 
 def _nvfp4_split_rows(rng: np.random.Generator, k: int) -> npt.NDArray[np.float32]:
@@ -179,6 +193,16 @@ def _nvfp4_fused_split_rows(rng: np.random.Generator, k: int) -> npt.NDArray[np.
             rows[r, lo : lo + _SUB] = (rng.uniform(-0.9, 0.9, _SUB) * amax).astype(np.float32)
             rows[r, lo + int(rng.integers(_SUB))] = amax * rng.choice([-1.0, 1.0])
     return rows
+
+
+def _nan_lane_rows(rng: np.random.Generator, k: int) -> npt.NDArray[np.float32]:
+    """Two rows: in every 32 elements the row's amax, then a NaN 16 elements on."""
+    amax = np.array([[3.0], [0.02]])
+    rows = rng.uniform(-0.5, 0.5, (2, k)) * amax
+    rows[:, ::32] = amax * rng.choice([-1.0, 1.0], (2, k // 32))
+    rows[:, 16::32] = np.nan
+    out: npt.NDArray[np.float32] = rows.astype(np.float32)
+    return out
 
 
 def _tile(rows: list[list[float]], k: int) -> npt.NDArray[np.float32]:
@@ -287,6 +311,7 @@ def scheme_population(
         cases.append((_NVFP4_SPLIT, _nvfp4_split_rows(rng, k)))
         cases.append((_NVFP4_FUSED_SPLIT, _nvfp4_fused_split_rows(rng, k)))
     else:
+        cases.append((_NAN_LANE, _nan_lane_rows(rng, k)))
         cases.append((_DIVIDE_SPLIT, _divide_split_rows(fmt, k)))
         for bits in E8M0_LOG2_SPLIT_AMAX_BITS:
             amaxes = np.array(bits, np.uint32).view(np.float32).astype(np.float64)

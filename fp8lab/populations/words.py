@@ -20,6 +20,7 @@ class WordClass(enum.Enum):
     LADDER = "ladder"
     ZERO = "zero"
     SPECIAL = "special"
+    SPLIT = "split"  # where a rule and a neighbour of it give different codes
 
 
 @dataclass(frozen=True, eq=False)
