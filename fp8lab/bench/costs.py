@@ -6,7 +6,8 @@ explained by its components:
 - evidence: one 2**32 proof pass (fast vs scan, e4m3fn, saturating), every
   proof of :data:`fp8lab.evidence.proofs.PROOF_PLAN` timed alone on a sample and
   scaled to 2**32, the plan's shared pass (what ``fp8lab prove`` runs) and the
-  MX plan's (``fp8lab prove --plan mx``) on the same sample, and the number of
+  MX plan's (``fp8lab prove --plan mx``) on the same sample, divide_vs_reciprocal's
+  brute force at each of its check scales on the same sample, and the number of
   such passes the evidence set makes, counted from their sources (the
   Makefile's two ``fp8lab prove`` runs, the notebooks, the justified mutants).
   The published runs' own wall times are read beside them.
@@ -46,14 +47,19 @@ def _notebook_source(name: str) -> str:
     return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
 
 
-def _check_scales() -> int:
-    """How many scales divide_vs_reciprocal brute-forces over all 2**32 at its defaults."""
+def _check_scale_values() -> list[float]:
+    """The scales divide_vs_reciprocal brute-forces over all 2**32 at its defaults."""
     from fp8lab.evidence.execute import notebook_parameters
 
     path = NOTEBOOKS / "divide_vs_reciprocal.ipynb"
     if "crosscheck(" not in _notebook_source(path.stem):
-        return 0
-    return len(notebook_parameters(path).get("check_scales", []))
+        return []
+    return [float(s) for s in notebook_parameters(path).get("check_scales", [])]
+
+
+def _check_scales() -> int:
+    """How many scales divide_vs_reciprocal brute-forces over all 2**32 at its defaults."""
+    return len(_check_scale_values())
 
 
 def _recheck_targets() -> list[Any]:
@@ -108,6 +114,29 @@ def _recheck_sample(targets: list[Any], sample: int) -> float:
     for group in by_scale.values():
         for lo in starts:
             sweep_chunk(tuple(group), lo, lo + width)
+    return (time.process_time() - cpu0) * ALL_PATTERNS / (width * WINDOWS)
+
+
+def _brute_sample(sample: int) -> float:
+    """CPU seconds per 2**32 of divide_vs_reciprocal's brute force, summed over its scales.
+
+    Each check scale runs the fused engine (what its ``crosscheck`` runs) on the
+    sample windows: how long a scale takes depends on the scale (where its
+    rounding boundaries and float32-subnormal results fall), and on the part
+    of the patterns timed, so no one scale or prefix of the patterns stands
+    for the others.
+    """
+    from fp8lab.detect.fused import exposing_fused
+
+    scales = _check_scale_values()
+    if not scales:
+        return 0.0
+    width, starts = _windows(sample)
+    exposing_fused("reciprocal", "divide", "e4m3fn", scales[0], starts[1], starts[1] + 64)
+    cpu0 = time.process_time()
+    for scale in scales:
+        for lo in starts:
+            exposing_fused("reciprocal", "divide", "e4m3fn", scale, lo, lo + width)
     return (time.process_time() - cpu0) * ALL_PATTERNS / (width * WINDOWS)
 
 
@@ -206,7 +235,6 @@ def evidence_costs(
     stop: int,
     sample: int,
     workers: int | None,
-    brute_seconds_per_2_32: float,
     results: Path,
     target: float,
 ) -> dict[str, Any]:
@@ -229,6 +257,7 @@ def evidence_costs(
     mx_wall = _shared_sample(sample, MX_PROOF_PLAN) / cpus
     passes = evidence_passes()
     recheck_cpu = _recheck_sample(_recheck_targets(), sample)
+    brute_cpu = _brute_sample(sample)
     components: list[dict[str, Any]] = [
         {
             "component": "fp8lab prove: PROOF_PLAN over 2**32 (Makefile)",
@@ -247,9 +276,9 @@ def evidence_costs(
             "seconds": plan_wall if passes["codec_atlas_plan_proofs"] else 0.0,
         },
         {
-            "component": "divide_vs_reciprocal: brute force per check scale (fused)",
+            "component": "divide_vs_reciprocal: brute force at each check scale (fused, sampled)",
             "passes": passes["divide_vs_reciprocal_brute_scales"],
-            "seconds": passes["divide_vs_reciprocal_brute_scales"] * brute_seconds_per_2_32,
+            "seconds": brute_cpu / cpus,
         },
         {
             "component": "mutation: re-check sweep of justified mutants (sampled)",
@@ -266,6 +295,7 @@ def evidence_costs(
         "mx_plan_seconds_per_2_32": mx_wall,
         "plan_each_seconds_per_2_32": plan_each,
         "recheck_cpu_seconds_per_2_32": recheck_cpu,
+        "brute_cpu_seconds_per_2_32": brute_cpu,
         "passes": passes,
         "components": components,
         "modelled_seconds": modelled,

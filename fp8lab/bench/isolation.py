@@ -8,6 +8,7 @@ ratios from one run on this machine, never asserted.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -18,6 +19,7 @@ import numpy as np
 from fp8lab.codecs import encode
 from fp8lab.gates import run_g1
 from fp8lab.kernels import FunctionKernel, quant_static
+from fp8lab.kernels.sources.box import BOX_ENV, box_tool
 from fp8lab.kernels.sources.isolated import KernelHost
 from fp8lab.runtime.timing import best_of
 from fp8lab.sweeps.range_run import DEFAULT_CHUNK
@@ -45,6 +47,10 @@ class IsolationBench:
     chunk_in_process_ms: float = 0.0
     chunk_isolated_ms: float = 0.0
     chunk_isolated_over_in_process: float = 0.0
+    box: str = ""
+    command_box_seconds: float = 0.0
+    command_process_seconds: float = 0.0
+    command_box_over_process: float = 0.0
 
 
 _IN_PROCESS = (
@@ -54,8 +60,20 @@ _IN_PROCESS = (
 )
 
 
-def _command(argv: list[str]) -> None:
-    subprocess.run(argv, check=True, capture_output=True)
+def _command(argv: list[str], env: dict[str, str] | None = None) -> None:
+    subprocess.run(argv, check=True, capture_output=True, env={**os.environ, **(env or {})})
+
+
+def _box_and_process(argv: list[str], repeats: int) -> tuple[float, float]:
+    """The command's best wall time in the box and as a plain process, runs interleaved."""
+    boxed: list[float] = []
+    plain: list[float] = []
+    for _ in range(repeats):
+        for env, times in (({}, boxed), ({BOX_ENV: "none"}, plain)):
+            t0 = time.perf_counter()
+            _command(argv, env)
+            times.append(time.perf_counter() - t0)
+    return min(boxed), min(plain)
 
 
 def bench_isolation(repeats: int = 3) -> IsolationBench:
@@ -65,7 +83,9 @@ def bench_isolation(repeats: int = 3) -> IsolationBench:
     G1 on the kernel; isolated, it is ``fp8lab gates --gate G1 --kernel``. The
     chunk figures time one call of the exhaustive proof's encoder on
     :data:`~fp8lab.sweeps.range_run.DEFAULT_CHUNK` patterns (the fast codec,
-    loaded as a user's ``MODULE:FUNC`` would be) in-process and isolated.
+    loaded as a user's ``MODULE:FUNC`` would be) in-process and isolated. The
+    box figures time the whole command in the kernel's box and, with
+    ``$FP8LAB_BOX=none``, as a plain child process, interleaved.
     """
     local = FunctionKernel(SOURCE, quant_static)
     in_process = best_of(lambda: run_g1(local), repeats)
@@ -79,6 +99,8 @@ def bench_isolation(repeats: int = 3) -> IsolationBench:
     command_local = best_of(lambda: _command([python, "-c", _IN_PROCESS]), repeats)
     gates = [python, "-m", "fp8lab", "gates", "--gate", "G1", "--kernel", SOURCE]
     command_isolated = best_of(lambda: _command(gates), repeats)
+    tool = box_tool()
+    command_box, command_process = _box_and_process(gates, repeats) if tool else (0.0, 0.0)
     chunk = _chunk_call(repeats)
     return IsolationBench(
         repeats=repeats,
@@ -95,6 +117,10 @@ def bench_isolation(repeats: int = 3) -> IsolationBench:
         chunk_in_process_ms=round(1e3 * chunk[0], 2),
         chunk_isolated_ms=round(1e3 * chunk[1], 2),
         chunk_isolated_over_in_process=round(chunk[1] / chunk[0], 3),
+        box=tool or "",
+        command_box_seconds=round(command_box, 3),
+        command_process_seconds=round(command_process, 3),
+        command_box_over_process=round(command_box / command_process, 3) if tool else 0.0,
     )
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from fp8lab.bench.brute import bench_brute
 from fp8lab.bench.costs import WINDOWS, command_seconds, evidence_costs, suite_costs
 from fp8lab.bench.encoders import BASELINE, CEILING, TORCH, bench_input, run_bench
+from fp8lab.bench.host import host_facts, host_lines
 from fp8lab.runtime.timing import best_of
 from fp8lab.specs.formats import FORMATS
 from fp8lab.sweeps.range_run import ALL_PATTERNS
@@ -146,7 +147,6 @@ def bench_all(
         stop=stop,
         sample=sample,
         workers=workers,
-        brute_seconds_per_2_32=brute["fused_seconds_per_2_32"],
         results=results,
         target=TARGETS["evidence"],
     )
@@ -154,6 +154,7 @@ def bench_all(
     payload["test"] = suite_costs(
         interpreter, repeats=repeats, startup=startup, target=TARGETS["test"]
     )
+    payload["host"] = host_facts()
     payload["load_average_start"] = [round(v, 2) for v in load_start]
     payload["load_average_end"] = [round(v, 2) for v in os.getloadavg()]
     payload["bench_seconds"] = time.monotonic() - t0
@@ -168,6 +169,7 @@ def summary_lines(p: dict[str, Any]) -> list[str]:
     """The figures of :func:`bench_all` as printed lines, ratios first."""
     b, ev, t = p["brute"], p["evidence"], p["test"]
     lines = [
+        *host_lines(p["host"]),
         f"load average at start {p['load_average_start']}, at end {p['load_average_end']}; "
         f"{p['cpus']} cpus",
         f"brute force s={b['scale']!r} over [0, {p['stop']:#x}): fused {b['fused_seconds']} s, "

@@ -11,7 +11,8 @@ the spec rule; names the axes on which the two declarations differ
 (:func:`~fp8lab.gates.rule_candidates.differing_axes`); and counts, over a
 range of float32 amax patterns, where the two rules store different scales
 (:func:`amax_split`; NVFP4: :mod:`~fp8lab.studies.ecosystem_nvfp4`). A library
-that does not import gives ``absent``; a rule not declared, ``rule not in this build``.
+that does not import gives ``absent`` with the install line; a rule not
+declared, ``rule not in this build``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from fp8lab.gates.rule_candidates import differing_axes
 from fp8lab.gates.rule_inference import infer_rule, record_outputs
 from fp8lab.kernels.scheme import amax_scales
 from fp8lab.kernels.sources.isolated import KernelHost, KernelLoadError
+from fp8lab.runtime.extras import absent, install_line
 from fp8lab.runtime.guard import KernelFaultError
 from fp8lab.runtime.parallel import run_tasks
 from fp8lab.specs.scale_rules import (
@@ -54,6 +56,7 @@ __all__ = [
     "amax_split",
     "axis_rows",
     "ecosystem_row",
+    "library_absent",
     "library_version",
     "missing_rules",
     "smoke_rows",
@@ -137,6 +140,13 @@ def library_version(library: str) -> str | None:
         return importlib.metadata.version(library)
     except (ImportError, ValueError, importlib.metadata.PackageNotFoundError):
         return None
+
+
+def library_absent(library: str) -> str:
+    """Why ``library`` (with torch) is absent here, ending with the install line."""
+    module = IMPORT_NAMES.get(library, library.replace("-", "_"))
+    why = absent("ecosystem", ("torch", module))
+    return why or f"{library} is absent: {install_line('ecosystem')}"
 
 
 def missing_rules(row: LibraryRow) -> tuple[str, ...]:
@@ -228,8 +238,39 @@ def _applied_differs(a: tuple[str, np.ndarray], b: tuple[str, np.ndarray]) -> np
     return np.asarray(~(normal_pow2 & exact))
 
 
-def _split_chunk(own_rule: str, spec_rule: str, lo: int, hi: int) -> tuple[int, int, int, int]:
-    """One chunk's counts: ``(scale_differs, applied_differs, differ_nan_amax, first_differ)``."""
+_STEP = 1 << 16  # amax patterns per step: a step's float32 and float64 arrays stay in L2
+
+Counts = tuple[int, int, int, int]
+
+
+def _stepped(
+    step: Callable[[str, str, int, int], Counts], own: str, spec: str, lo: int, hi: int
+) -> Counts:
+    """``step`` over ``[lo, hi)`` in :data:`_STEP`-pattern pieces, summed (first: the lowest).
+
+    Every count is per pattern, so the pieces add up to the whole chunk's; numpy
+    runs each scale step over arrays that stay in cache rather than in memory.
+    """
+    total, first = [0, 0, 0], -1
+    for a in range(lo, hi, _STEP):
+        *counts, found = step(own, spec, a, min(a + _STEP, hi))
+        total = [t + c for t, c in zip(total, counts, strict=True)]
+        first = found if first < 0 else first
+    return total[0], total[1], total[2], first
+
+
+def _split_chunk(own_rule: str, spec_rule: str, lo: int, hi: int) -> Counts:
+    """:func:`_split_step` over one chunk, in cache-sized steps."""
+    return _stepped(_split_step, own_rule, spec_rule, lo, hi)
+
+
+def _nvfp4_split_chunk(own_rule: str, spec_rule: str, lo: int, hi: int) -> Counts:
+    """NVFP4's split step over one chunk, in cache-sized steps."""
+    return _stepped(nv.nvfp4_split_chunk, own_rule, spec_rule, lo, hi)
+
+
+def _split_step(own_rule: str, spec_rule: str, lo: int, hi: int) -> Counts:
+    """One step's counts: ``(scale_differs, applied_differs, differ_nan_amax, first_differ)``."""
     bits = np.arange(lo, hi, dtype=np.uint32)
     amax = bits.view(np.float32)
     own, spec = amax_scales(amax, own_rule), amax_scales(amax, spec_rule)
@@ -252,12 +293,13 @@ def amax_split(own_rule: str, spec_rule: str, run: RangeRun | None = None) -> Am
     """
     run = run or RangeRun()
     start, stop = run.bounds(ALL_NON_NEGATIVE, "amax pattern range")
-    nvfp4 = own_rule not in RULES or spec_rule not in RULES  # nvfp4_pair refuses the rest
+    # a named scale rule or one derived from it (BASE[AXIS=VALUE]); nvfp4_pair refuses the rest
+    nvfp4 = any(n not in RULES and "[" not in n for n in (own_rule, spec_rule))
     _ = nv.nvfp4_pair(own_rule, spec_rule) if nvfp4 else (get_rule(own_rule), get_rule(spec_rule))
     chunks = run.chunks([(start, stop)])
     place = run.placement()
     parts = run_tasks(
-        nv.nvfp4_split_chunk if nvfp4 else _split_chunk,
+        _nvfp4_split_chunk if nvfp4 else _split_chunk,
         [(own_rule, spec_rule, lo, hi) for lo, hi in chunks],
         workers=place.workers if len(chunks) > 1 else 1,  # one chunk: here
         executor=place.executor,
@@ -294,7 +336,7 @@ def run_isolated(row: LibraryRow, calls: list[GqCall], timeout: float = 300.0) -
     """The kernel's outputs for ``calls``, run in a child process with torch tensors on the CPU."""
     host = KernelHost("scheme", row.kernel, scheme=row.scheme, timeout=timeout, arrays="torch")
     with host:
-        return record_outputs(host.kernel(), calls)
+        return record_outputs(host.kernel(), calls, row.scheme)
 
 
 # fmt: off
@@ -348,7 +390,7 @@ def ecosystem_row(
         "amax_first_differ": f"{split.first_differ:#010x}" if split.first_differ >= 0 else "-",
     }
     if version is None:
-        return {**out, "status": "absent", "reason": f"{row.library} does not import here"}
+        return {**out, "status": "absent", "reason": library_absent(row.library)}
     calls = gq_calls(row.scheme, GQ_RULES[row.scheme][0], seed=seed)
     try:
         outputs = runner(row, calls)

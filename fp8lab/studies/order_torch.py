@@ -36,11 +36,12 @@ from fp8lab.kernels.sources.torch import (
 from fp8lab.order.host import host_facts
 from fp8lab.order.per_position import PositionsRecord, infer_positions
 from fp8lab.order.probe import F32MatmulProbe, Fp8MatmulProbe
+from fp8lab.runtime.extras import install_line
 from fp8lab.studies.order import OrderRow, library_row
 
 __all__ = ["NO_TORCH", "torch_order_rows"]
 
-NO_TORCH = "torch is not installed (optional extra [torch]): no torch rows"
+NO_TORCH = f"no torch rows: torch is absent: {install_line('torch')}"
 
 
 def torch_order_rows(

@@ -4,7 +4,8 @@ NaN codes (OFP8 §5.4): where both sides emit a NaN code, each side must emit
 the code of the policy it is held to: the requested one, or its own fixed one
 if it is a built-in oracle with a fixed policy that differs from the request
 (that side is *exempt*; :mod:`fp8lab.sweeps.encoders`). Anything else is
-``nan_code_unexplained``, a failure.
+``nan_code_unexplained``, a failure. Under ``any`` no side is held to a code:
+both-NaN disagreements are counted, and none is a failure.
 
 The NaN-code work is whole-array: a disagreement where both codes are NaN
 codes is ``nan_code`` whatever the input (the first class of
@@ -23,7 +24,7 @@ import numpy.typing as npt
 
 from fp8lab.codecs import special_codes
 from fp8lab.specs.format import FormatSpec
-from fp8lab.sweeps.encoders import resolve_encoder
+from fp8lab.sweeps.encoders import ANY_NAN, resolve_encoder
 from fp8lab.sweeps.mismatch_classes import MISMATCH_CLASSES, classify_mismatches, nan_code_mask
 
 __all__ = ["EXAMPLES_PER_CLASS", "ChunkResult", "compare_codes", "exempt_sides"]
@@ -46,10 +47,16 @@ class ChunkResult:
     start: int = 0
     fault: str = ""
     fp_env_changed: tuple[str, ...] = ()
+    fp_env_read: tuple[str, ...] = ()  # each user encoder's host: ptrace or self-reported
 
 
 def exempt_sides(a: str, b: str, fmt: str, saturate: bool, nan: str) -> list[tuple[str, str]]:
-    """``(name, fixed policy)`` of each side whose fixed NaN policy differs from ``nan``."""
+    """``(name, fixed policy)`` of each side whose fixed NaN policy differs from ``nan``.
+
+    None under ``any``: no side is held to a NaN code.
+    """
+    if nan == ANY_NAN:
+        return []
     out = []
     for name in (a, b):
         fixed = resolve_encoder(name, fmt, saturate, nan).fixed_nan
@@ -148,16 +155,15 @@ def compare_codes(
             for k, cls in enumerate(MISMATCH_CLASSES[1:], start=1):
                 hits = rest[classes == k]
                 note(cls, int(hits.size), hits)
-    if exempt:
+    if nan == ANY_NAN:  # every NaN code is the same NaN: none is held to one
+        unexplained = 0
+    elif exempt:
         policies = (exempt.get(a, nan), exempt.get(b, nan))
         held_by = (spec, saturate)
         unexplained = _nan_unexplained(start, (codes_a, codes_b), both_nan, policies, held_by)
     else:
         unexplained = by_class["nan_code"]
-    changed = tuple(
-        change
-        for name in (a, b)
-        if (host := resolve_encoder(name, spec.name, saturate, nan).host) is not None
-        for change in host.env_changes
-    )
-    return ChunkResult(codes_a.size, by_class, examples, unexplained, start, "", changed)
+    hosts = [resolve_encoder(n, spec.name, saturate, nan).host for n in (a, b)]
+    changed = tuple(change for host in hosts if host is not None for change in host.env_changes)
+    read = tuple(host.fp_env_read for host in hosts if host is not None and host.fp_env_read)
+    return ChunkResult(codes_a.size, by_class, examples, unexplained, start, "", changed, read)

@@ -8,32 +8,62 @@ keeps the NaN sign, the ``F32ToFp8`` port emits 0x7F. A ``MODULE:FUNC`` encoder
 runs in a child process of its own, under a watchdog; it receives the run's
 format and policies as keyword arguments if its signature takes them (``fmt``
 or ``format``, ``saturate``, ``nan``; or ``**kwargs``).
+
+A run under :data:`ANY_NAN` (``--nan any``) holds no side to a NaN code: every
+NaN code of the format is the same NaN. Its encoders are asked for the
+canonical code (a ``MODULE:FUNC`` encoder receives ``nan="canonical"``).
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from fp8lab.codecs import codec_nan_policy, encode
 from fp8lab.kernels.f32tofp8 import f32_to_fp8
-from fp8lab.kernels.sources.isolated import KernelHost, KernelLoadError
+from fp8lab.kernels.sources.isolated import KernelHost
+from fp8lab.kernels.sources.loaders import RUN_KEYWORDS, KernelLoadError
 from fp8lab.kernels.sources.process_hosts import process_host
 from fp8lab.refs import ScanPolicy, ml_dtypes_encode, scan_encode, scan_pattern_range
+from fp8lab.runtime.extras import absent
 from fp8lab.specs.format import FormatSpec
 from fp8lab.specs.formats import FORMATS, get_format
+from fp8lab.specs.rule_axes import NanCode
 
-__all__ = ["BUILTIN_ENCODERS", "RUN_KEYWORDS", "Encoder", "EncoderError", "resolve_encoder"]
+__all__ = [
+    "ANY_NAN",
+    "BUILTIN_ENCODERS",
+    "RUN_KEYWORDS",
+    "Encoder",
+    "EncoderError",
+    "asked_nan",
+    "resolve_encoder",
+]
 
 Codes = npt.NDArray[np.uint8]
-BUILTIN_ENCODERS = ("fast", "fast-numpy", "fast-bits", "array", "scan", "f32tofp8", "ml_dtypes")
-RUN_KEYWORDS = ("fmt", "format", "saturate", "nan")
+BUILTIN_ENCODERS = (
+    "fast",
+    "fast-numpy",
+    "fast-bits",
+    "array",
+    "scan",
+    "f32tofp8",
+    "ml_dtypes",
+    "onnx-reference",
+    "onnxruntime",
+)
+# ONNX's Cast to float8 by a runtime (the onnx extra), run in the worker as ml_dtypes is
+ONNX_ENCODERS = {"onnx-reference": "reference", "onnxruntime": "onnxruntime"}
+ANY_NAN = NanCode.ANY.value  # every NaN code the same NaN (a rule's nan_code = "any")
+
+
+def asked_nan(nan: str) -> str:
+    """The NaN policy the encoders of a run under ``nan`` are asked for."""
+    return "canonical" if nan == ANY_NAN else nan
 
 
 class EncoderError(ValueError):
@@ -63,20 +93,23 @@ class Encoder:
     host: KernelHost | None = None
 
 
-def run_keywords(func: Callable[..., Any], fmt: str, saturate: bool, nan: str) -> dict[str, Any]:
-    """The :data:`RUN_KEYWORDS` that ``func`` accepts, with the run's values."""
-    try:
-        params = inspect.signature(func).parameters
-    except (TypeError, ValueError):  # no introspectable signature: call it with x only
-        return {}
-    offered: dict[str, Any] = {"fmt": fmt, "format": fmt, "saturate": saturate, "nan": nan}
-    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    out = {k: v for k, v in offered.items() if k in params and params[k].kind in named}
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        for key in ("fmt", "saturate", "nan"):
-            if key not in params:
-                out.setdefault(key, offered[key])
-    return out
+def _onnx_encoder(name: str, fmt: FormatSpec, saturate: bool) -> Encoder:
+    """ONNX's ``Cast(to=float8, saturate)`` by the runtime ``name`` names, in this process."""
+    runtime = ONNX_ENCODERS[name]
+    why = absent("onnx", ("onnx", "onnxruntime" if runtime == "onnxruntime" else "onnx"))
+    if why:
+        raise EncoderError(why)
+    if fmt.name not in ("e4m3fn", "e5m2"):
+        raise EncoderError(f"{name} casts to e4m3fn and e5m2 only, not {fmt.name}")
+    from fp8lab.kernels.library.onnx_quant import OnnxCast
+
+    cast = OnnxCast(runtime)
+    return Encoder(
+        name,
+        lambda x: cast(x, fmt.name, saturate),
+        policy_note=f"ONNX Cast by {runtime} (opset 23); NaN keeps its sign",
+        fixed_nan="keep-sign",
+    )
 
 
 def _user_encoder(name: str, fmt: str, saturate: bool, nan: str) -> Encoder:
@@ -99,7 +132,7 @@ def resolve_encoder(name: str, fmt_name: str, saturate: bool, nan: str) -> Encod
         EncoderError: unknown name, failed import, or a policy the encoder lacks.
     """
     fmt: FormatSpec = get_format(fmt_name)
-    policy = codec_nan_policy(nan)
+    policy = codec_nan_policy(asked_nan(nan))
     if name in ("fast", "fast-numpy", "fast-bits", "array"):
         method = "array" if name == "array" else "fast"
         engine = {"fast-numpy": "numpy", "fast-bits": "bits"}.get(name, "numba")
@@ -131,6 +164,8 @@ def resolve_encoder(name: str, fmt_name: str, saturate: bool, nan: str) -> Encod
             + ("; clipped to ±max first (SATFINITE)" if saturate else ""),
             fixed_nan="keep-sign",
         )
+    if name in ONNX_ENCODERS:
+        return _onnx_encoder(name, fmt, saturate)
     if ":" not in name:
         raise EncoderError(f"{name!r} is neither a built-in encoder nor MODULE:FUNC")
     return _user_encoder(name, fmt.name, saturate, policy.name)

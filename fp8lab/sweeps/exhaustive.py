@@ -37,7 +37,7 @@ from fp8lab.runtime.parallel import WorkerLostError, run_tasks
 from fp8lab.specs.format import FormatSpec
 from fp8lab.specs.formats import get_format
 from fp8lab.sweeps.coverage import CoverageError, covered_domain
-from fp8lab.sweeps.encoders import resolve_encoder
+from fp8lab.sweeps.encoders import asked_nan, resolve_encoder
 from fp8lab.sweeps.exhaustive_chunks import (
     ChunkResult,
     compare_chunk,
@@ -74,6 +74,10 @@ class ExhaustiveRecord:
     ``fp_env_changed`` names what a user's encoder left changed in the
     floating-point environment (its process's rounding mode, flush-to-zero),
     empty if nothing; it is a finding, a FAIL only under ``strict_env``.
+    ``fp_env_read`` says how it was read (``ptrace``, from outside the
+    encoder's process, or ``self-reported``; ``""``: no user encoder), and
+    ``isolation`` how a user encoder's process was isolated (``namespace`` or
+    ``process``; ``""``: none ran).
     """
 
     a: str
@@ -101,6 +105,8 @@ class ExhaustiveRecord:
     coverage_error: str = ""
     executor: str = "processes"
     fp_env_changed: str = ""
+    fp_env_read: str = ""
+    isolation: str = ""
 
     def to_json(self) -> str:
         """Stable, indented JSON."""
@@ -138,7 +144,8 @@ def run_exhaustive(
         b: the other encoder.
         fmt: format name.
         saturate: overflow policy both sides are asked for.
-        nan: NaN policy both sides are asked for.
+        nan: NaN policy both sides are asked for; ``any``: every NaN code is the
+            same NaN (the sides are asked for the canonical one).
         run: the patterns (default all 2**32), chunks and where they run.
         strict_env: FAIL a user's encoder that leaves the floating-point
             environment changed (by default the record names the change).
@@ -150,7 +157,7 @@ def run_exhaustive(
     """
     start, stop = run.bounds()
     spec = get_format(fmt)
-    special_codes(spec, saturate=saturate, nan=nan)  # refuses a policy the format cannot take
+    special_codes(spec, saturate=saturate, nan=asked_nan(nan))  # refuses a policy it cannot take
     ranges = proof_domain(spec, start, stop)
     for name in (a, b):
         resolve_encoder(name, spec.name, saturate, nan)
@@ -255,4 +262,17 @@ def build_record(
         coverage_error=coverage_error,
         executor=place.name,
         fp_env_changed=changed,
+        fp_env_read=_weakest(merged.fp_env_read, ("self-reported", "ptrace")),
+        isolation=_weakest(_isolations(a, b, spec.name, saturate, nan), ("process", "namespace")),
     )
+
+
+def _weakest(found: tuple[str, ...], order: tuple[str, ...]) -> str:
+    """The first of ``order`` that ``found`` holds (the weakest claim), or ``""``."""
+    return next((level for level in order if level in found), "")
+
+
+def _isolations(a: str, b: str, fmt: str, saturate: bool, nan: str) -> tuple[str, ...]:
+    """How each user encoder's process (this process's host of it) is isolated."""
+    hosts = (resolve_encoder(n, fmt, saturate, nan).host for n in (a, b))
+    return tuple(host.isolation for host in hosts if host is not None)

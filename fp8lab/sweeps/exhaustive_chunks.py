@@ -21,6 +21,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
+from fp8lab.gates.compare import as_codes
 from fp8lab.kernels.sources.wire import Foreign
 from fp8lab.runtime.guard import KernelFaultError, call_kernel, call_sealed
 from fp8lab.runtime.heap import keep_heap
@@ -60,6 +61,7 @@ class Merged:
     nan_code_unexplained: int
     fault: str
     fp_env_changed: tuple[str, ...] = ()
+    fp_env_read: tuple[str, ...] = ()
 
 
 class _BadOutputError(Exception):
@@ -78,9 +80,13 @@ def _codes(
     encoder = resolve_encoder(name, fmt, saturate, nan)
     if encoder.pattern_range is not None:
         return call_kernel(encoder.pattern_range, *span)
-    got = (call_sealed if sealed else call_kernel)(encoder.encode, x)
+    got: object = (call_sealed if sealed else call_kernel)(encoder.encode, x)
     if isinstance(got, Foreign):
         raise _BadOutputError(f"returned {got!r}, want a uint8 ndarray of shape {x.shape}")
+    try:
+        got = as_codes(got, get_format(fmt))
+    except ValueError as exc:
+        raise _BadOutputError(str(exc)) from None
     if not isinstance(got, np.ndarray):
         raise _BadOutputError(
             f"returned {type(got).__name__}, want a uint8 ndarray of shape {x.shape}"
@@ -171,4 +177,5 @@ def merge_chunks(results: list[ChunkResult]) -> Merged:
         nan_code_unexplained=sum(r.nan_code_unexplained for r in results),
         fault=faults[0][1] if faults else "",
         fp_env_changed=tuple(sorted({c for r in results for c in r.fp_env_changed})),
+        fp_env_read=tuple(sorted({c for r in results for c in r.fp_env_read})),
     )
