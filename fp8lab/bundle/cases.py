@@ -30,20 +30,20 @@ from fp8lab.populations import G1_SEED, g1_population
 from fp8lab.populations.gemm import g3_operands
 
 __all__ = [
-    "BUNDLE_GATES",
     "DTYPE_EXT",
     "OUT_DTYPES",
     "SCHEMA",
     "BundleCase",
     "g1_bundle_cases",
+    "g1_sidecar_line",
     "g3_bundle_cases",
+    "g3_sidecar_line",
     "f32_hex",
     "population_sha256",
     "sha256",
 ]
 
 SCHEMA = "fp8lab.bundle/1"
-BUNDLE_GATES = ("G1", "G3", "GQ")
 _INPUT = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
 OUT_DTYPES = {"f32": "float32", "bf16": "bfloat16"}  # G3's names -> the bundle's
 DTYPE_EXT = {"float32": "f32", "bfloat16": "bf16"}  # an input or output file's extension
@@ -96,6 +96,12 @@ def g1_bundle_cases() -> list[BundleCase]:
     return [_g1_case(i, s, d, name) for i, (s, d, name) in enumerate(calls)]
 
 
+def g1_sidecar_line(entry: dict[str, Any]) -> str:
+    """A G1 case's ``bundle.txt`` line: ``scale_hex input_dtype count input output name``."""
+    fields = [entry[f] for f in ("scale_hex", "input_dtype", "count", "input", "output")]
+    return " ".join(str(f) for f in [*fields, entry["name"]])
+
+
 def _g3_case(
     i: int, name: str, a: np.ndarray, b: np.ndarray, s: tuple[float, float], out: str
 ) -> BundleCase:
@@ -128,6 +134,13 @@ def g3_bundle_cases() -> list[BundleCase]:
         name = f"nan-propagation/{operand}{row}={code:#04x}/{out}"
         cases.append(_g3_case(len(cases), name, a, b, NAN_SCALES, out))
     return cases
+
+
+def g3_sidecar_line(entry: dict[str, Any]) -> str:
+    """A G3 case's ``bundle.txt`` line: ``m n k a b s_in_hex s_w_hex out_dtype output name``."""
+    fields = [entry[f] for f in ("m", "n", "k", "a", "b")]
+    fields += [f32_hex(entry["s_in"]), f32_hex(entry["s_w"]), entry["out_dtype"], entry["output"]]
+    return " ".join(str(f) for f in [*fields, entry["name"]])
 
 
 def population_sha256(cases: list[BundleCase], head: str = "") -> str:

@@ -16,21 +16,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from fp8lab.bundle.cases import (
-    BUNDLE_GATES,
-    SCHEMA,
-    BundleCase,
-    f32_hex,
-    g1_bundle_cases,
-    g3_bundle_cases,
-    population_sha256,
-)
-from fp8lab.bundle.gq import gq_bundle_cases, gq_head, gq_sidecar_line
+from fp8lab.bundle.cases import SCHEMA, BundleCase, population_sha256
+from fp8lab.bundle.format import BundleFormat
+from fp8lab.specs.gates import GATES, bundle_gates, load
 
 __all__ = [
     "BundleExistsError",
     "bundle_cases",
     "bundle_document",
+    "bundle_format",
     "sidecar_text",
     "write_bundle",
 ]
@@ -47,17 +41,35 @@ def _version() -> str:
         return "unknown"
 
 
+def bundle_format(gate: str) -> BundleFormat:
+    """The bundle format of ``gate``, from its record.
+
+    Raises:
+        ValueError: for a gate that has no bundle.
+    """
+    if gate not in GATES or not GATES[gate].bundle:
+        raise ValueError(f"bundles hold {', '.join(bundle_gates())}, not {gate!r}")
+    found: BundleFormat = load(GATES[gate].bundle)
+    return found
+
+
+def _named(fmt: BundleFormat, scheme: str | None, rule: str | None) -> dict[str, Any]:
+    given = {"scheme": scheme, "rule": rule}
+    return {k: given[k] for k in fmt.keys}
+
+
 def bundle_document(
     gate: str, cases: list[BundleCase], scheme: str | None = None, rule: str | None = None
 ) -> dict[str, Any]:
     """The ``bundle.json`` content for ``cases`` of ``gate`` (GQ: with its scheme and rule)."""
-    named = {"scheme": scheme, "rule": rule} if gate == "GQ" else {}
+    fmt = bundle_format(gate)
+    named = _named(fmt, scheme, rule)
     return {
         "schema": SCHEMA,
         "gate": gate,
         **named,
         "fp8lab_version": _version(),
-        "population_sha256": population_sha256(cases, gq_head(scheme, rule) if named else ""),
+        "population_sha256": population_sha256(cases, fmt.head(named)),
         "cases": [c.entry for c in cases],
     }
 
@@ -68,42 +80,28 @@ def bundle_cases(gate: str, scheme: str | None = None, rule: str | None = None) 
     Raises:
         ValueError: for another gate, or GQ without a valid scheme and rule.
     """
-    if gate == "G1":
-        return g1_bundle_cases()
-    if gate == "G3":
-        return g3_bundle_cases()
-    if gate == "GQ":
-        if scheme is None or rule is None:
-            raise ValueError("a GQ bundle is for one scheme and rule: name both")
-        return gq_bundle_cases(scheme, rule)
-    raise ValueError(f"bundles hold {', '.join(BUNDLE_GATES)}, not {gate!r}")
-
-
-def _sidecar_line(entry: dict[str, Any]) -> str:
-    if "codes" in entry:
-        return gq_sidecar_line(entry)
-    if "scale_hex" in entry:
-        fields = [entry[f] for f in ("scale_hex", "input_dtype", "count", "input", "output")]
-    else:
-        fields = [entry[f] for f in ("m", "n", "k", "a", "b")]
-        fields += [f32_hex(entry["s_in"]), f32_hex(entry["s_w"]), entry["out_dtype"]]
-        fields.append(entry["output"])
-    return " ".join(str(f) for f in [*fields, entry["name"]])
+    fmt = bundle_format(gate)
+    named = _named(fmt, scheme, rule)
+    missing = [k for k, v in named.items() if v is None]
+    if missing:
+        raise ValueError(f"a {gate} bundle is for one {' and '.join(fmt.keys)}: name each")
+    return fmt.cases(**named)
 
 
 def sidecar_text(document: dict[str, Any]) -> str:
-    """``bundle.txt``: a header line ``SCHEMA GATE N``, then one line per case.
+    """``bundle.txt``: a header line ``SCHEMA GATE N`` (then the bundle's keys), one line per case.
 
     G1: ``scale_hex input_dtype count input output name``; G3: ``m n k a b
     s_in_hex s_w_hex out_dtype output name``; GQ: ``input_dtype m k
     global_amax_hex input codes scales scales_dtype scales_count name`` (``-``
     for no global amax), its header ``SCHEMA GQ N SCHEME RULE``. The name is the rest of the line.
     """
+    fmt = bundle_format(document["gate"])
     cases = document["cases"]
-    head = f"{document['schema']} {document['gate']} {len(cases)}"
-    if document["gate"] == "GQ":
-        head += f" {document['scheme']} {document['rule']}"
-    return "\n".join([head, *(_sidecar_line(c) for c in cases)]) + "\n"
+    head = " ".join(
+        [document["schema"], document["gate"], str(len(cases)), *(document[k] for k in fmt.keys)]
+    )
+    return "\n".join([head, *(fmt.sidecar_line(c) for c in cases)]) + "\n"
 
 
 def write_bundle(

@@ -21,17 +21,13 @@ import numpy as np
 
 from fp8lab.bundle.cases import DTYPE_EXT, BundleCase, f32_hex, sha256
 from fp8lab.bundle.files import BundleCaseError, input_fault, read_output
+from fp8lab.bundle.format import BundleFormat
 from fp8lab.gates.gq import gq_calls
 from fp8lab.specs.scheme_layout import SCHEME_LAYOUTS, scales_dtype, scales_shape
 
-__all__ = ["BundleSchemeKernel", "gq_bundle_cases", "gq_head", "gq_sidecar_line"]
+__all__ = ["GQ_BUNDLE", "BundleSchemeKernel", "gq_bundle_cases", "gq_sidecar_line"]
 
 _SCALE_EXT = {"float32": "f32", "e8m0fnu": "e8m0", "e4m3fn": "e4m3"}  # scale format -> extension
-
-
-def gq_head(scheme: str | None, rule: str | None) -> str:
-    """The line a GQ bundle's population sha256 starts with."""
-    return f"{scheme} {rule}\n"
 
 
 def gq_bundle_cases(scheme: str, rule: str) -> list[BundleCase]:
@@ -129,3 +125,16 @@ class BundleSchemeKernel:
             np.frombuffer(codes, np.uint8).reshape(e["m"], e["k"]).copy(),
             np.frombuffer(scales, dtype).reshape(shape).copy(),
         )
+
+
+def _replay(
+    name: str, root: Path, cases: list[BundleCase], named: Any, nan_policy: str
+) -> tuple[BundleSchemeKernel, dict[str, Any]]:
+    """The bundle's kernel, and GQ's ``calls``: all of this version's, or none for an empty list."""
+    kernel = BundleSchemeKernel(name, root, str(named["scheme"]), str(named["rule"]), cases)
+    return kernel, {"calls": None if cases else []}
+
+
+GQ_BUNDLE = BundleFormat(
+    gq_bundle_cases, gq_sidecar_line, _replay, keys=("scheme", "rule"), may_be_empty=True
+)

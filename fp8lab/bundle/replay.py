@@ -23,14 +23,17 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.bundle.cases import (
-    BUNDLE_GATES,
     OUT_DTYPES,
     SCHEMA,
     BundleCase,
+    g1_bundle_cases,
+    g1_sidecar_line,
+    g3_bundle_cases,
+    g3_sidecar_line,
     population_sha256,
     sha256,
 )
-from fp8lab.bundle.export import bundle_cases
+from fp8lab.bundle.export import bundle_format
 from fp8lab.bundle.files import (
     BundleCaseError,
     BundleError,
@@ -38,12 +41,19 @@ from fp8lab.bundle.files import (
     read_output,
     refuse_escapes,
 )
-from fp8lab.bundle.gq import BundleSchemeKernel, gq_head
+from fp8lab.bundle.format import BundleFormat
 from fp8lab.kernels.matmul_protocol import VLLM_CPP_SPEC
 from fp8lab.runtime.bounded import BoundedInputError, load_json
 from fp8lab.specs.nan import DEFAULT_NAN_POLICY, NAN_POLICIES
 
-__all__ = ["BundleMatmulKernel", "BundleQuantKernel", "load_bundle"]
+__all__ = [
+    "G1_BUNDLE",
+    "G3_BUNDLE",
+    "BundleMatmulKernel",
+    "BundleQuantKernel",
+    "load_bundle",
+    "replay_bundle",
+]
 
 MAX_DOCUMENT_BYTES = 64 << 20  # bundle.json: the case list, a few hundred kB
 _OUT_VIEW = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
@@ -157,7 +167,7 @@ def _read_document(root: Path) -> dict[str, Any]:
 
 
 def load_bundle(root: Path, gate: str, nan_policy: str = DEFAULT_NAN_POLICY) -> Any:
-    """The kernel that serves ``root``'s outputs to ``gate`` ("G1", "G3" or "GQ").
+    """The kernel that serves ``root``'s outputs to ``gate`` (one with bundles: G1, G3, GQ).
 
     GQ: a :class:`~fp8lab.bundle.gq.BundleSchemeKernel` for the bundle's scheme
     and rule; a case list that is empty (population sha256 still this
@@ -167,27 +177,48 @@ def load_bundle(root: Path, gate: str, nan_policy: str = DEFAULT_NAN_POLICY) -> 
         BundleError: for an unknown NaN policy or schema, another gate, a population or case
             list this version does not generate, or no readable bundle.json.
     """
-    if gate not in BUNDLE_GATES:
-        raise BundleError(f"bundles hold {', '.join(BUNDLE_GATES)}, not {gate}")
-    if nan_policy not in NAN_POLICIES:
+    return replay_bundle(root, gate, nan_policy)[0]
+
+
+def replay_bundle(
+    root: Path,
+    gate: str,
+    nan_policy: str | None = None,
+    expect: dict[str, Any] | None = None,
+) -> tuple[Any, dict[str, Any]]:
+    """:func:`load_bundle`'s kernel and the keywords its gate's runner takes with it.
+
+    ``nan_policy`` is the policy stated for the kernel that wrote the outputs
+    (None: canonical); ``expect`` the values the bundle must have been exported
+    for (its format's keys: GQ's scheme and rule).
+
+    Raises:
+        BundleError: as :func:`load_bundle`, or for a bundle exported for other values.
+    """
+    try:
+        fmt = bundle_format(gate)
+    except ValueError as exc:
+        raise BundleError(str(exc)) from None
+    policy = DEFAULT_NAN_POLICY if nan_policy is None else nan_policy
+    if policy not in NAN_POLICIES:
         known = ", ".join(NAN_POLICIES)
-        raise BundleError(f"unknown NaN policy {nan_policy!r}; use one of {known}")
+        raise BundleError(f"unknown NaN policy {policy!r}; use one of {known}")
     document = _read_document(root)
     if document.get("schema") != SCHEMA:
         raise BundleError(f"unknown bundle schema {document.get('schema')!r}; this reads {SCHEMA}")
     if document.get("gate") != gate:
         raise BundleError(f"{root} is a bundle of {document.get('gate')!r}, not {gate}")
-    head = ""
-    if gate == "GQ":
-        scheme, rule = document.get("scheme"), document.get("rule")
-        try:
-            cases = bundle_cases(gate, str(scheme), str(rule))
-        except ValueError as exc:
-            raise BundleError(f"{root}: scheme {scheme!r}, rule {rule!r}: {exc}") from None
-        head = gq_head(scheme, rule)
-    else:
-        cases = bundle_cases(gate)
-    ours = population_sha256(cases, head)
+    named = {k: str(document.get(k)) for k in fmt.keys}
+    if expect is not None and named != {k: str(expect.get(k)) for k in fmt.keys}:
+        held = ", ".join(f"{k} {v}" for k, v in named.items())
+        asked = " ".join(f"--{k} {expect.get(k)}" for k in fmt.keys)
+        raise BundleError(f"{root} holds {held}, not {asked}")
+    try:
+        cases = fmt.cases(**named)
+    except ValueError as exc:
+        what = ", ".join(f"{k} {document.get(k)!r}" for k in fmt.keys)
+        raise BundleError(f"{root}: {what}: {exc}") from None
+    ours = population_sha256(cases, fmt.head(named))
     if document.get("population_sha256") != ours:
         raise BundleError(
             f"{root} holds another population (sha256 {document.get('population_sha256')!r}, "
@@ -195,15 +226,27 @@ def load_bundle(root: Path, gate: str, nan_policy: str = DEFAULT_NAN_POLICY) -> 
             f"{ours[:12]}...: export again and rerun the kernel"
         )
     refuse_escapes(root, cases)
-    if gate == "GQ":
-        held = cases if document.get("cases") != [] else []
-        if held and document.get("cases") != [c.entry for c in cases]:
-            raise BundleError(f"{root}/bundle.json cases differ from its population; export again")
-        return BundleSchemeKernel(f"bundle:{root}", root, str(scheme), str(rule), held)
-    if document.get("cases") != [c.entry for c in cases]:
+    listed = document.get("cases")
+    if fmt.may_be_empty and listed == []:
+        answered: list[BundleCase] = []  # the kernel answered nothing: the gate examines nothing
+    elif listed == [c.entry for c in cases]:
+        answered = cases
+    else:
         raise BundleError(f"{root}/bundle.json cases differ from its population; export again")
-    bundle = _Bundle(root, cases)
-    name = f"bundle:{root}"
-    if gate == "G1":
-        return BundleQuantKernel(name, bundle, nan_policy)
-    return BundleMatmulKernel(name, bundle)
+    return fmt.replay(f"bundle:{root}", root, answered, named, policy)
+
+
+def _quant_replay(
+    name: str, root: Path, cases: list[BundleCase], named: Any, nan_policy: str
+) -> tuple[Any, dict[str, Any]]:
+    return BundleQuantKernel(name, _Bundle(root, cases), nan_policy), {}
+
+
+def _matmul_replay(
+    name: str, root: Path, cases: list[BundleCase], named: Any, nan_policy: str
+) -> tuple[Any, dict[str, Any]]:
+    return BundleMatmulKernel(name, _Bundle(root, cases)), {}
+
+
+G1_BUNDLE = BundleFormat(g1_bundle_cases, g1_sidecar_line, _quant_replay)
+G3_BUNDLE = BundleFormat(g3_bundle_cases, g3_sidecar_line, _matmul_replay)

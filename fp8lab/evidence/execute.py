@@ -17,6 +17,7 @@ import ast
 import functools
 import hashlib
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -42,11 +43,13 @@ from fp8lab.runtime.proctree import TOKEN_ENV, SignalInterrupt, die_with_parent,
 __all__ = [
     "NOTEBOOKS_DIR",
     "REQUIRED_PARAMETERS",
+    "CheckedParameters",
     "NotebookRunError",
     "NotebookRun",
     "discover",
     "execution_problems",
     "notebook_parameters",
+    "run_checked",
     "run_notebook",
     "validate_parameters",
 ]
@@ -79,6 +82,14 @@ class NotebookRun:
     reason: str = ""
 
 
+@dataclass(frozen=True)
+class CheckedParameters:
+    """A notebook and the override values checked against its parameters cell (once)."""
+
+    path: Path
+    overrides: Mapping[str, Any]
+
+
 def discover(directory: Path = NOTEBOOKS_DIR) -> dict[str, Path]:
     """Every ``*.ipynb`` in ``directory`` by stem, sorted."""
     return {p.stem: p for p in sorted(Path(directory).glob("*.ipynb"))}
@@ -97,13 +108,17 @@ def notebook_parameters(path: Path) -> dict[str, Any]:
     return {name: ast.literal_eval(info["default"]) for name, info in declared.items()}
 
 
-def validate_parameters(path: Path, overrides: Mapping[str, Any]) -> None:
+def validate_parameters(path: Path, overrides: Mapping[str, Any]) -> CheckedParameters:
     """Refuse, before anything runs, unknown names, ``run_dir`` and values of the wrong type.
+
+    Returns:
+        The checked values, for :func:`run_checked`.
 
     Raises:
         ValueError: one line naming the parameter (see ``evidence.parameters``).
     """
     check_overrides(path, overrides)
+    return CheckedParameters(path, dict(overrides))
 
 
 def _papermill(
@@ -175,6 +190,12 @@ def _papermill(
     return code
 
 
+def _children_cpu() -> float:
+    """User and system CPU seconds of this process's finished, waited-for descendants."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _report(executed: Path, staging: Path) -> None:
     """The report of a failed run, when its executed notebook can be rendered."""
     try:
@@ -192,6 +213,7 @@ def run_notebook(
     timeout: float = DEFAULT_TIMEOUT,
     cell_timeout: float | None = None,
     heartbeat: Callable[[float], None] | None = None,
+    index: bool = True,
 ) -> NotebookRun:
     """Execute one notebook into a new run directory and render its report.
 
@@ -202,6 +224,8 @@ def run_notebook(
         timeout: outer wall-clock limit for the whole run, in seconds.
         cell_timeout: per-cell limit (default: the outer limit).
         heartbeat: called with the elapsed seconds every 15 s while it runs.
+        index: rewrite the results' index after the run (False: the caller
+            rewrites it once, after a batch of runs).
 
     Returns:
         The finished, complete run.
@@ -213,10 +237,37 @@ def run_notebook(
         SignalInterrupt: on SIGINT/SIGTERM (a KeyboardInterrupt); the tree is
             ended and the run filed as failed with the signal as its reason.
     """
-    overrides = dict(overrides or {})
-    validate_parameters(path, overrides)
+    checked = validate_parameters(path, dict(overrides or {}))
     recover_orphans(results)
-    params = {**notebook_parameters(path), **overrides}
+    return run_checked(
+        checked,
+        results,
+        timeout=timeout,
+        cell_timeout=cell_timeout,
+        heartbeat=heartbeat,
+        index=index,
+    )
+
+
+def run_checked(
+    checked: CheckedParameters,
+    results: Path,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    cell_timeout: float | None = None,
+    heartbeat: Callable[[float], None] | None = None,
+    index: bool = True,
+) -> NotebookRun:
+    """:func:`run_notebook` for values checked already, orphaned runs already filed.
+
+    A command that runs several notebooks checks every one's values and files
+    the orphans once, before the first runs.
+
+    Raises:
+        NotebookRunError, SignalInterrupt: as :func:`run_notebook`.
+    """
+    path = checked.path
+    params = {**notebook_parameters(path), **checked.overrides}
     params.pop("run_dir", None)
     t0 = time.monotonic()
     run = EvidenceRun(results, path.stem, params)
@@ -235,6 +286,7 @@ def run_notebook(
                 yaml.safe_dump({**params, "run_dir": str(run.staging)}, sort_keys=True).encode(),
             )
             executed = run.staging / f"{path.stem}.ipynb"
+            cpu0 = _children_cpu()
             try:
                 code = _papermill(
                     path,
@@ -247,6 +299,8 @@ def run_notebook(
                 )
             finally:
                 params_file.unlink(missing_ok=True)
+            # papermill, its kernel and the kernel's workers: all waited for, so all counted
+            run.extra["cpu_seconds"] = round(_children_cpu() - cpu0, 3)
             if code == TIMED_OUT:
                 first = [f"outer timeout after {timeout:g} s; process tree killed"]
             else:
@@ -262,6 +316,7 @@ def run_notebook(
             exc.folder = run.final.relative_to(run.results).as_posix()
         raise
     finally:
-        write_index(results)
+        if index:
+            write_index(results)
     assert run.final is not None
     return NotebookRun(path.stem, "complete", run.final, round(time.monotonic() - t0, 3))

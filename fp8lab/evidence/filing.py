@@ -6,13 +6,16 @@ interactive run, which writes to ``notebooks/runs/<notebook>-<utc>/`` (inside
 ``make lab``'s root, so JupyterLab can open it; git ignores it), or under
 ``$FP8LAB_SCRATCH`` when that is set, and prints where.
 
-Tables are shown as HTML, long ones folded, and :meth:`NotebookOutput.summary`
-shows the summary the report opens with (:mod:`fp8lab.evidence.shown`).
+Tables are shown as HTML, long ones folded, each output naming its sidecar
+and the sidecar's sha256 (:mod:`fp8lab.evidence.table_check` compares them),
+and :meth:`NotebookOutput.summary` shows the summary the report opens with
+(:mod:`fp8lab.evidence.shown`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import io
 import os
 from collections.abc import Mapping, Sequence
@@ -28,6 +31,7 @@ from fp8lab.evidence.figures import save_figure
 from fp8lab.evidence.run_dir import STAGING
 from fp8lab.evidence.shown import summary_html, summary_rows, table_html
 from fp8lab.evidence.sidecar import write_sidecar
+from fp8lab.evidence.table_check import SIDECAR_KEY
 from fp8lab.runtime.atomic import write_atomic
 from fp8lab.runtime.locations import checkout_root, notebooks_dir
 
@@ -71,12 +75,13 @@ class NotebookOutput:
             rows: dataclasses or dicts; the sidecar keeps every field (floats in hex).
             columns: the fields to show (default: all of the first row's).
         """
-        self.written.append(write_sidecar(self.directory / "tables", name, list(rows)))
+        sidecar = write_sidecar(self.directory / "tables", name, list(rows))
+        self.written.append(sidecar)
         dicts = [
             asdict(r) if is_dataclass(r) and not isinstance(r, type) else dict(r) for r in rows
         ]
         shown = list(columns) or (list(dicts[0]) if dicts else [])
-        display(HTML(table_html(name, shown, dicts)))
+        display(HTML(table_html(name, shown, dicts)), metadata=_recorded(name, sidecar))
 
     def summary(
         self,
@@ -96,8 +101,9 @@ class NotebookOutput:
             parameters: the run's parameters.
         """
         rows = summary_rows(verdicts, numbers, parameters)
-        self.written.append(write_sidecar(self.directory / "tables", "report_summary", rows))
-        display(HTML(summary_html(rows)))
+        sidecar = write_sidecar(self.directory / "tables", "report_summary", rows)
+        self.written.append(sidecar)
+        display(HTML(summary_html(rows)), metadata=_recorded("report_summary", sidecar))
 
     def arrays(self, name: str, **arrays: np.ndarray) -> None:
         """Write ``arrays/<name>.npz`` (compressed) for data too large for a table."""
@@ -111,6 +117,12 @@ class NotebookOutput:
         path, data = save_figure(fig, self.directory, name)
         self.written.append(path)
         display(SVG(data=data))
+
+
+def _recorded(name: str, sidecar: Path) -> dict[str, Any]:
+    """The shown table's output metadata: which sidecar it is, and that sidecar's sha256."""
+    digest = hashlib.sha256(sidecar.read_bytes()).hexdigest()
+    return {SIDECAR_KEY: {"name": name, "sha256": digest}}
 
 
 def _shown(directory: Path) -> str:

@@ -14,10 +14,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fp8lab.evidence.run_dir import MANIFEST
+from fp8lab.specs.file_text import NotRegularError, read_regular
 
-__all__ = ["AREAS", "STATUSES", "ManifestError", "RunRecord", "read_manifest", "scan_runs"]
+__all__ = [
+    "AREAS",
+    "MANIFEST",
+    "STATUSES",
+    "ManifestError",
+    "RunRecord",
+    "read_manifest",
+    "scan_runs",
+]
 
+MANIFEST = "manifest.json"
 STATUSES = ("complete", "failed", "partial")
 MAX_MANIFEST_BYTES = 64 << 20  # a run's manifest is a few kB; a larger one is refused unread
 AREAS = ("failed", "partial")  # results/<area>/<kind>/<run_id>/; complete runs sit at <kind>/
@@ -53,9 +62,12 @@ def read_manifest(path: Path) -> dict[str, Any]:
         ManifestError: naming what is wrong.
     """
     try:
-        if path.stat().st_size > MAX_MANIFEST_BYTES:
+        raw = read_regular(path, MAX_MANIFEST_BYTES)
+        if len(raw) > MAX_MANIFEST_BYTES:
             raise ManifestError(f"over {MAX_MANIFEST_BYTES:,} bytes")
-        data = json.loads(path.read_bytes())
+        data = json.loads(raw)
+    except NotRegularError as exc:
+        raise ManifestError(str(exc)) from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ManifestError(f"unreadable: {type(exc).__name__}: {exc}") from None
     except RecursionError:

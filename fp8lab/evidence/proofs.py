@@ -27,7 +27,8 @@ from fp8lab.evidence import EvidenceRun
 from fp8lab.evidence.manifest import scan_runs
 from fp8lab.evidence.provenance import code_hash, pins_hash
 from fp8lab.evidence.staleness import PROOFS, differs_for, judge
-from fp8lab.gates import CUDA_GATE_CPU_KERNEL, GateStatus, run_g1, run_g2
+from fp8lab.gates import GateStatus, run_g1, run_g2
+from fp8lab.gates.cuda_compare import CUDA_GATE_CPU_KERNEL
 from fp8lab.kernels import BUILTIN_KERNELS
 from fp8lab.runtime.cluster import Cluster, ambient_cluster
 from fp8lab.runtime.parallel import default_workers, worker_pool

@@ -7,7 +7,9 @@ renamed to ``<results>/<kind>/<run_id>/``; on failure the manifest says
 ``<results>/failed/<kind>/<run_id>/``. A run that examined only part of what
 its job covers (``partial=True``, e.g. ``fp8lab prove --stop``) completes with
 status ``partial`` into ``<results>/partial/<kind>/<run_id>/``, never beside
-the full runs. A run id holds the UTC time, the short
+the full runs. Each filed run is logged in the attempts log
+(:mod:`fp8lab.evidence.attempts`); an interrupted one (SIGINT or SIGTERM) as
+``interrupted``. A run id holds the UTC time, the short
 git sha with a dirty mark, a parameter hash and the process id, so two runs
 started together never collide, and an existing directory is never replaced.
 """
@@ -23,13 +25,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+from fp8lab.evidence.attempts import append_attempt
+from fp8lab.evidence.manifest import MANIFEST
 from fp8lab.evidence.provenance import provenance
 from fp8lab.evidence.staging import claim, release
 from fp8lab.runtime.atomic import write_atomic
 
 __all__ = ["MANIFEST", "STAGING", "EvidenceRun"]
 
-MANIFEST = "manifest.json"
 STAGING = ".staging"  # <results>/.staging/<kind>-<run_id>/ while a run is being written
 _COUNTER = itertools.count()
 
@@ -121,5 +124,7 @@ class EvidenceRun:
         if target.exists():
             raise FileExistsError(f"{target} exists; evidence is never overwritten")
         os.rename(self.staging, target)
+        outcome = "interrupted" if isinstance(exc, KeyboardInterrupt) else status
+        append_attempt(self.results, self.kind, self.run_id, outcome, target)
         release(self.staging, self._owner)
         self.final = target

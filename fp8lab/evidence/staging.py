@@ -5,7 +5,8 @@ its staging directory exists until after it is renamed into place. The
 kernel frees the lock when the owner dies, even by SIGKILL. A staging
 directory whose lock can be taken is therefore orphaned: :func:`recover_orphans`
 ends every process still tagged with it (see :mod:`fp8lab.runtime.proctree`) and files
-it under ``failed/<kind>/<run_id>/`` with the reason ``orphaned``.
+it under ``failed/<kind>/<run_id>/`` with the reason ``orphaned``, logged as
+an ``interrupted`` attempt. Until then :func:`leftovers` names it.
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ import re
 from pathlib import Path
 from typing import IO
 
+from fp8lab.evidence.attempts import append_attempt
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX: no lock, no recovery
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["ORPHANED", "claim", "recover_orphans", "release"]
+__all__ = ["ORPHANED", "claim", "leftovers", "recover_orphans", "release"]
 
 ORPHANED = "orphaned: its runner died (SIGKILL or a crash) before filing it"
 _NAME = re.compile(r"^(?P<kind>.+)-(?P<run_id>\d{8}T\d{12}Z-.+)$")
@@ -77,6 +80,7 @@ def _file(staging: Path, results: Path) -> Path | None:
         return None
     target.parent.mkdir(parents=True, exist_ok=True)
     os.rename(staging, target)
+    append_attempt(results, kind, run_id, "interrupted", target)
     return target
 
 
@@ -103,3 +107,39 @@ def recover_orphans(results: Path) -> list[Path]:
         if target is not None:
             filed.append(target)
     return filed
+
+
+def _owner_alive(staging: Path) -> bool:
+    """Whether a live runner holds ``staging``'s lock (a held lock is not taken here)."""
+    try:
+        handle = open(_lock_path(staging), "rb")  # noqa: SIM115 - closed below
+    except OSError:
+        return False
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        return False
+
+
+def leftovers(results: Path) -> list[tuple[str, str, str, str]]:
+    """``(kind, folder, status, reason)`` of each staging directory under ``results``.
+
+    ``interrupted`` when its runner is gone (killed before it filed the run;
+    the next ``fp8lab evidence`` or ``prove`` files it as failed), ``running``
+    while its runner holds the lock. ``folder`` is relative to ``results``.
+    """
+    area = Path(results) / ".staging"
+    if fcntl is None or not area.is_dir():  # pragma: no cover
+        return []
+    found = []
+    for staging in sorted(p for p in area.iterdir() if p.is_dir()):
+        match = _NAME.match(staging.name)
+        kind = match["kind"] if match else staging.name
+        folder = f".staging/{staging.name}"
+        if _owner_alive(staging):
+            found.append((kind, folder, "running", "its runner is still writing it"))
+        else:
+            found.append((kind, folder, "interrupted", ORPHANED))
+    return found

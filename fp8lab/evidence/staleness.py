@@ -15,7 +15,12 @@ complete attempt is named beside it as its last complete run. Otherwise the
 kind's run is its newest attempt, else its published run (the newest
 ``complete`` run at the published parameters), which is fresh when its
 inputs are the current ones and its files still match the sha256 in its
-manifest.
+manifest (and a notebook run's tables what its executed notebook showed).
+
+Beside the kinds, ``--check`` names each disagreement of the attempts log
+with the run folders (:mod:`fp8lab.evidence.attempts`) as ``corrupt``, and
+each staging folder left by a killed runner as ``interrupted`` (``running``
+while its runner lives); any of them fails the check.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fp8lab.evidence.attempts import ATTEMPTS_LOG, log_problems
 from fp8lab.evidence.declared import declared_files, run_file_problems
 from fp8lab.evidence.manifest import RunRecord, file_problems, scan_runs
 from fp8lab.evidence.provenance import code_hash, pins_hash
@@ -38,6 +44,8 @@ from fp8lab.evidence.published_params import (
     proof_kinds,
     proofs_differ,
 )
+from fp8lab.evidence.staging import leftovers
+from fp8lab.evidence.table_check import table_problems
 
 __all__ = [
     "PROOFS",
@@ -57,7 +65,16 @@ __all__ = [
     "stale_reasons",
 ]
 
-STATUSES = ("fresh", "failed", "stale", "missing", "non-default", "corrupt")
+STATUSES = (
+    "fresh",
+    "failed",
+    "stale",
+    "missing",
+    "non-default",
+    "corrupt",
+    "interrupted",
+    "running",
+)
 _INPUTS = {  # manifest field -> what a change of it means
     "code_hash": "package changed",
     "pins_hash": "pins changed",
@@ -158,10 +175,17 @@ def required_files(kind: str, notebooks: dict[str, Path]) -> frozenset[str]:
 
 
 def _problems(run: RunRecord, required: frozenset[str]) -> list[str]:
-    """Listed files gone or changed; for a complete run, declared or present files unlisted."""
+    """Listed files gone or changed; in a complete run, files unlisted or tables re-written.
+
+    A complete run must list every declared and present file, and a notebook
+    run's tables must be what its executed notebook showed.
+    """
     problems = file_problems(run.directory, run.manifest)
     if run.manifest["status"] == "complete":
         problems += run_file_problems(run.directory, run.manifest["files"], required)
+        notebook = run.manifest.get("notebook")
+        if isinstance(notebook, str) and notebook in run.manifest["files"]:
+            problems += table_problems(run.directory, notebook)
     return problems
 
 
@@ -275,4 +299,8 @@ def check_published(
         for r in records
         if r.corrupt
     ]
+    rows += [
+        Freshness(ATTEMPTS_LOG, "corrupt", folder, why) for folder, why in log_problems(results)
+    ]
+    rows += [Freshness(kind, status, f, why) for kind, f, status, why in leftovers(results)]
     return rows

@@ -162,8 +162,11 @@ def restored(name: str) -> ChainSubject:
     return ChainSubject(f"{recipe} port", RECIPES[recipe].chain, recipe, ports.PORTS[recipe])
 
 
-def gf_runner(subject: ChainSubject) -> GateResult:
-    """GF on ``subject``'s kernel under its chain and recipe, at GF's defaults."""
+def gf_runner(subject: ChainSubject, *, special_words: bool = True) -> GateResult:
+    """GF on ``subject``'s kernel under its chain and recipe, at GF's defaults.
+
+    ``special_words`` is G1's: GF has one population.
+    """
     return run_gf(subject.kernel, chain=subject.chain, recipe=subject.recipe)
 
 

@@ -11,6 +11,8 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from fp8lab.gates.g3 import run_g3
+from fp8lab.gates.records import GateResult
 from fp8lab.kernels.matmul import BUILTIN_MATMUL_KERNELS
 from fp8lab.kernels.matmul_model import decode_operands
 from fp8lab.kernels.matmul_models import sequential
@@ -23,6 +25,7 @@ __all__ = [
     "builtin_gemm_kernel",
     "decodes_nan_as_480",
     "folds_weight_scale_only",
+    "g3_runner",
     "ignores_alpha",
     "kernels_with_epilogue",
     "transposes_b",
@@ -128,3 +131,8 @@ def kernels_with_epilogue(epilogue_module: Any) -> list[MatmulKernel]:
     # upstream_cuda_bf16 is left out: its bf16 rounding is outside the seed's
     # f32 tolerance by design, so G3 fails it unmutated and could judge nothing.
     return [make(k) for k in MATMUL_VARIANTS.values() if not k.spec.bf16_epilogue]
+
+
+def g3_runner(kernel: MatmulKernel, *, special_words: bool = True) -> GateResult:
+    """G3 on a gemm mutant, at G3's defaults (``special_words`` is G1's; G3 has one population)."""
+    return run_g3(kernel)

@@ -19,12 +19,11 @@ import numpy as np
 
 from fp8lab.gates import GateResult, GateStatus
 from fp8lab.gates.records import MutantVerdict
+from fp8lab.specs.gates import GATES
 
-__all__ = ["GATE_TARGETS", "GateRunner", "MutantResult", "MutantVerdict", "judge", "require_green"]
+__all__ = ["GateRunner", "MutantResult", "MutantVerdict", "judge", "require_green"]
 
 GateRunner = Callable[[Any], GateResult]
-
-GATE_TARGETS = {"G1": "quant", "G3": "gemm", "GQ": "scheme", "GF": "chain"}
 
 
 @dataclass(frozen=True)
@@ -62,7 +61,8 @@ class MutantResult:
 
 
 def _gates_for(target: str, gates: Mapping[str, GateRunner]) -> list[str]:
-    return [g for g in gates if GATE_TARGETS.get(g) == target]
+    """The gates among ``gates`` whose kernels are of kind ``target`` (the mutant's)."""
+    return [g for g in gates if GATES[g].kind == target]
 
 
 def require_green(

@@ -15,6 +15,8 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.codecs import decode, encode
+from fp8lab.gates.g1 import G1_SHARD_SCALES, run_g1
+from fp8lab.gates.records import GateResult
 from fp8lab.kernels import (
     BUILTIN_KERNELS,
     FunctionKernel,
@@ -27,7 +29,7 @@ from fp8lab.kernels.planted import divide, no_saturation, scale_ignored, truncat
 from fp8lab.kernels.quant_inputs import widen_activation
 from fp8lab.mutants.source import compile_module, parse_module
 
-__all__ = ["QUANT_BUILDERS"]
+__all__ = ["QUANT_BUILDERS", "g1_runner"]
 
 Codes = npt.NDArray[np.uint8]
 _MAGNITUDES = decode(np.arange(0x7F, dtype=np.uint8), "e4m3fn", np.float64)
@@ -185,3 +187,9 @@ QUANT_BUILDERS = {
     "clamp_after_round": lambda: _kernel("clamp_after_round", clamp_after_round),
     "shards_min": _shards_collapsed_with_min,
 }
+
+
+def g1_runner(kernel: QuantKernel, *, special_words: bool = True) -> GateResult:
+    """G1 on a quant mutant: with the specials and the shard case, or the seed's G1 (neither)."""
+    shards = G1_SHARD_SCALES if special_words else ()
+    return run_g1(kernel, special_words=special_words, shard_scales=shards)

@@ -11,7 +11,7 @@ from typing import Any
 from fp8lab.gates.records import MutantVerdict
 from fp8lab.mutants.catalogue import SEED_NOTES, SEED_TABLE
 from fp8lab.mutants.equivalence import Recheck, recheck_equivalent, recheck_equivalents
-from fp8lab.mutants.harness import GATE_TARGETS, MutantResult
+from fp8lab.mutants.harness import MutantResult
 from fp8lab.mutants.runner import (
     Equivalent,
     load_equivalents,
@@ -19,6 +19,7 @@ from fp8lab.mutants.runner import (
     run_source,
     source_score,
 )
+from fp8lab.specs.gates import GATES
 
 __all__ = ["MutationReport", "check_equivalent", "mutation_report"]
 
@@ -146,12 +147,12 @@ def mutation_report(
     if not catalogue and not source:
         raise ValueError("nothing to run: ask for the catalogue, the source mutants, or both")
     after = tuple(run_catalogue(gates, threshold=threshold)) if catalogue else ()
-    # G1's special words are what "before" takes away: the other gates' mutants would be
-    # judged the same twice.
-    seed_gates = [g for g in gates if GATE_TARGETS.get(g) in ("quant", "gemm")]
+    # The quant gate's special words are what "before" takes away: the seed's table has
+    # quant and gemm mutants, and the scheme and chain mutants would be judged the same twice.
+    seed_gates = [g for g in gates if g in GATES and GATES[g].kind in ("quant", "gemm")]
     before = (
         tuple(run_catalogue(seed_gates, threshold=threshold, special_words=False))
-        if catalogue and "G1" in gates
+        if catalogue and any(GATES[g].kind == "quant" for g in seed_gates)
         else ()
     )
     found = tuple(run_source(gates, threshold=threshold)) if source else ()

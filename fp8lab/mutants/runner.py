@@ -11,21 +11,14 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
-from fp8lab.gates import GATES, run_g1
-from fp8lab.gates.g1 import G1_SHARD_SCALES
 from fp8lab.gates.records import MutantVerdict
 from fp8lab.kernels import BUILTIN_KERNELS, StaticQuantKernel
 from fp8lab.mutants import chain_mutants, scheme_mutants
 from fp8lab.mutants.catalogue import CATALOGUE, MutantSpec
-from fp8lab.mutants.harness import (
-    GATE_TARGETS,
-    GateRunner,
-    MutantResult,
-    judge,
-    require_green,
-)
+from fp8lab.mutants.harness import GateRunner, MutantResult, judge, require_green
 from fp8lab.mutants.quant_mutants import QUANT_BUILDERS
 from fp8lab.mutants.source import SourceMutation, load_mutant, parse_module, source_mutations
+from fp8lab.specs.gates import GATES, load
 
 __all__ = [
     "EQUIVALENT_FILE",
@@ -54,12 +47,6 @@ def _gemm_epilogue_kernels(module: Any) -> Any:
     return kernels_with_epilogue(module)
 
 
-# GQ and GF take their options (scheme and rule; chain and recipe) from the subject the
-# mutant's builder returns, which reads them from its own table (not from the kernel).
-_SUBJECT_GATES: dict[str, GateRunner] = {
-    "GQ": scheme_mutants.gq_runner,
-    "GF": chain_mutants.gf_runner,
-}
 # Targets whose mutants each mutate the port of one rule or recipe: that port, unmutated,
 # is the mutant's own baseline.
 _RESTORED_PER_MUTANT: dict[str, Callable[[str], Any]] = {
@@ -69,22 +56,18 @@ _RESTORED_PER_MUTANT: dict[str, Callable[[str], Any]] = {
 
 
 def gate_runners(gates: Sequence[str], *, special_words: bool = True) -> dict[str, GateRunner]:
-    """The gate functions for ``gates``; ``special_words=False`` is the seed's G1 (words, cases).
+    """Each gate's mutation runner (its record's ``mutants``); ``special_words=False``: seed G1.
+
+    GQ's and GF's runners take their options (scheme and rule; chain and recipe) from
+    the subject the mutant's builder returns, which reads them from its own table.
 
     Raises:
-        ValueError: for a gate no mutant target uses.
+        ValueError: for a gate no mutation run uses.
     """
-    unknown = [g for g in gates if g not in GATE_TARGETS]
-    if unknown or not gates:
-        raise ValueError(f"mutation runs take gates from {sorted(GATE_TARGETS)}, got {list(gates)}")
-    shards = G1_SHARD_SCALES if special_words else ()  # the seed's G1 has no shard case
-    runners: dict[str, GateRunner] = {}
-    for g in gates:
-        if g == "G1":
-            runners[g] = partial(run_g1, special_words=special_words, shard_scales=shards)
-        else:
-            runners[g] = _SUBJECT_GATES[g] if g in _SUBJECT_GATES else GATES[g]
-    return runners
+    mutated = sorted(n for n, g in GATES.items() if g.mutants)
+    if not gates or any(g not in mutated for g in gates):
+        raise ValueError(f"mutation runs take gates from {mutated}, got {list(gates)}")
+    return {g: partial(load(GATES[g].mutants), special_words=special_words) for g in gates}
 
 
 def _baseline(gates: Mapping[str, GateRunner]) -> dict[str, int]:
@@ -94,7 +77,7 @@ def _baseline(gates: Mapping[str, GateRunner]) -> dict[str, int]:
         "gemm": _builtin_gemm,
     }
     cases: dict[str, int] = {}
-    for target in sorted({GATE_TARGETS[g] for g in gates} & set(restored)):
+    for target in sorted({GATES[g].kind for g in gates} & set(restored)):
         cases |= require_green(f"restored {target} kernel", target, restored[target](), gates)
     return cases
 
@@ -151,7 +134,7 @@ def run_catalogue(
         ValueError: for unknown gates, or when no mutant applies (nothing would run).
     """
     runners = gate_runners(gates, special_words=special_words)
-    targets = {GATE_TARGETS[g] for g in runners}
+    targets = {GATES[g].kind for g in runners}
     chosen = [m for m in catalogue if m.target in targets]
     if not chosen:
         raise ValueError(f"no catalogue mutant is checked by {list(gates)}")
@@ -226,7 +209,7 @@ def run_source(
         ValueError: for unknown gates or modules, or when no module applies.
     """
     runners = gate_runners(gates)
-    targets = {GATE_TARGETS[g] for g in runners}
+    targets = {GATES[g].kind for g in runners}
     names = list(modules) if modules else list(SOURCE_MODULES)
     unknown = [m for m in names if m not in SOURCE_MODULES]
     if unknown:

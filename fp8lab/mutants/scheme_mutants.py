@@ -19,7 +19,9 @@ from fp8lab.kernels import scheme as port
 from fp8lab.mutants.patch import SourcePatch
 
 __all__ = [
+    "MUTANT_AXES",
     "PORT_MODULE",
+    "WITHOUT_MUTANT",
     "SCHEME_BUILDERS",
     "NVFP4_MUTANTS",
     "SCHEME_MUTANTS",
@@ -321,6 +323,11 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
                 " and arr.dtype == ml_dtypes.bfloat16\n",
                 "    narrow = False  # float32 arithmetic whatever the rule says\n",
             ),
+            (
+                "    narrow_q = spec.arithmetic is not Arithmetic.FLOAT32"
+                " and arr.dtype == ml_dtypes.bfloat16\n",
+                "    narrow_q = False\n",
+            ),
         ),
     ),
     # An e8m0 byte of 0 multiplying by 2**127 where torchao FLOOR's 2**-126 divisor is declared.
@@ -376,14 +383,102 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
         (("mxfp8", "ocp-floor"), ("mxfp8", "rceil")),
         (
             (
-                "    codes = encode(np.asarray(q, _F32).reshape(m, k), elem, saturate=True, "
-                'nan="canonical")\n',
-                "    codes = encode(np.asarray(q, _F32).reshape(m, k), elem, saturate=True, "
-                'nan="keep-sign")\n',
+                "    codes = encode(np.asarray(q, _F32).reshape(m, k), elem, "
+                'saturate=spec.saturate, nan="canonical")\n',
+                "    codes = encode(np.asarray(q, _F32).reshape(m, k), elem, "
+                'saturate=spec.saturate, nan="keep-sign")\n',
+            ),
+        ),
+    ),
+    # The scale rounded to bfloat16 as well, where only the quotient is in the input's dtype
+    # (torch's bfloat16 tensor over a 0-dim float32 scale).
+    "arithmetic_input_for_quotient": SchemeMutant(
+        (("per-tensor", "vllm-per-tensor[arithmetic=input-quotient]"),),
+        (
+            (
+                "    narrow = spec.arithmetic is Arithmetic.INPUT"
+                " and arr.dtype == ml_dtypes.bfloat16\n",
+                "    narrow = spec.arithmetic is not Arithmetic.FLOAT32"
+                " and arr.dtype == ml_dtypes.bfloat16\n",
+            ),
+        ),
+    ),
+    # A NaN amax given the NaN byte 0xFF where the bit-add round-up's byte 0x00 is declared.
+    "e8m0_nan_as_nan_byte": SchemeMutant(
+        (("mxfp8", "rceil[e8m0_nan=zero-byte]"),),
+        (
+            (
+                "    nan_byte = 0 if rule.e8m0_nan is E8m0Nan.ZERO_BYTE else 255\n",
+                "    nan_byte = 255  # the NaN byte whatever the rule says\n",
+            ),
+        ),
+    ),
+    # One sequential fmaxf over the block where lanes that keep NaN, combined by fmaxf, are
+    # declared: the amax survives a NaN in its own lane.
+    "amax_lanes_ignored": SchemeMutant(
+        (("per-group", "vllm-per-group[amax_lanes=8]"),),
+        (
+            (
+                "    if rule.amax_lanes is not None:"
+                "  # a vector max per lane (NaN kept), lanes by fmaxf\n",
+                "    if False:  # one scalar fmaxf whatever the rule says\n",
             ),
         ),
     ),
     **NVFP4_MUTANTS,
+}
+
+
+# mutant -> the rule fields (axes) whose reading it breaks; a mutant not listed breaks no
+# choice of the rule (a decode, a cast or a formula slip). Every field of both rule kinds
+# has a mutant here or a reason in WITHOUT_MUTANT (tests/specs/test_rule_axes_read.py).
+MUTANT_AXES: dict[str, tuple[str, ...]] = {
+    "nvfp4_block_off_by_one": ("block",),
+    "nvfp4_block_32": ("block",),
+    "nvfp4_amax_propagates_nan": ("amax_nan",),
+    "nvfp4_inverse_unclamped": ("inverse",),
+    "nvfp4_reciprocal_for_divide": ("order",),
+    "nvfp4_fused_for_reciprocal": ("order",),
+    "nvfp4_divisor_multiplied": ("order",),
+    "nvfp4_encode_for_divisor": ("tensor_scale",),
+    "nvfp4_floor_subnormal": ("block_bounds",),
+    "nvfp4_multiplier_product": ("inverse",),
+    "nvfp4_amax_skips_nan": ("amax_nan",),
+    "nvfp4_nan_maxnorm": ("nan_code",),
+    "min_scale_missing": ("min_scale",),
+    "e4m3fnuz_for_e4m3fn": ("element",),
+    "ue8m0_one_step_low": ("pow2",),
+    "amax_skips_nan": ("amax_nan",),
+    "block_off_by_one": ("block",),
+    "clamp_order_swapped": ("clamp",),
+    "signed_zero_kept": ("signed_zero",),
+    "zero_scale_missing": ("zero_scale", "input_zero_scale"),
+    "divisor_for_multiplier": ("storage",),
+    "element_ties_away": ("element_rounding",),
+    "arithmetic_float32_for_input": ("arithmetic",),
+    "e8m0_zero_as_ocp": ("e8m0_zero",),
+    "e8m0_inf_as_nan": ("e8m0_inf",),
+    "e8m0_nan_block_all_nan": ("e8m0_nan_block",),
+    "e8m0_exponent_bits_for_log2": ("e8m0_exponent",),
+    "nan_code_sign_kept": ("nan_code",),
+    "arithmetic_input_for_quotient": ("arithmetic",),
+    "e8m0_nan_as_nan_byte": ("e8m0_nan",),
+    "amax_lanes_ignored": ("amax_lanes",),
+}
+# (rule kind, field) -> why no catalogue mutant breaks it
+WITHOUT_MUTANT: dict[tuple[str, str], str] = {
+    ("scale", "scale_format"): "tied to pow2: a rule refuses any other value",
+    ("scale", "quotient"): "float64 and float32 agree on one division (fp8lab.sweeps.quotient)",
+    ("scale", "granularity"): "no catalogue mutant yet",
+    ("scale", "amax_init"): "no catalogue mutant yet",
+    ("scale", "amax_floor"): "no catalogue mutant yet",
+    ("scale", "scale_ub"): "no catalogue mutant yet (no named rule bounds its amax)",
+    ("scale", "scale_from"): "no catalogue mutant yet",
+    ("scale", "apply"): "no catalogue mutant yet",
+    ("scale", "saturate"): "no scheme mutant yet (the OCP rules' elements reach 511 and "
+    "saturate); the static cast's saturation is broken by the seed's M3",
+    ("scale", "scale_source"): "who forms the scale (G1 or the kernel), not arithmetic",
+    ("nvfp4", "clamp_block"): "only a NaN block value tells, and TE's fmaxf amax makes none",
 }
 
 
@@ -413,8 +508,8 @@ def restored(name: str) -> list[SchemeSubject]:
     ]
 
 
-def gq_runner(subject: SchemeSubject) -> GateResult:
-    """GQ on ``subject`` under its scheme and rule, at GQ's defaults."""
+def gq_runner(subject: SchemeSubject, *, special_words: bool = True) -> GateResult:
+    """GQ on ``subject`` under its scheme and rule, at GQ's defaults (``special_words`` is G1's)."""
     return run_gq(subject.func, scheme=subject.scheme, rule=subject.rule, kernel_name=subject.name)
 
 

@@ -14,8 +14,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fp8lab.gates import GATES, GateResult, GateStatus
+from fp8lab.gates.records import GateResult, GateStatus
+from fp8lab.kernels.sources.loaders import as_kernel
 from fp8lab.runtime.atomic import write_atomic
+from fp8lab.specs.gates import gate as gate_record
+from fp8lab.specs.gates import load
 
 __all__ = ["assert_gate", "filing_records_to"]
 
@@ -57,21 +60,22 @@ def _file(result: GateResult) -> None:
 def assert_gate(gate: str, kernel: Any, **options: Any) -> GateResult:
     """Run ``gate`` on ``kernel`` in this process; its record, or ``AssertionError``.
 
+    A bare function is wrapped as its gate's kernel (G1: a ``FunctionKernel``,
+    whose ``nan_policy`` attribute, read here, says its NaN policy).
+
     Args:
-        gate: ``G1``, ``G2``, ``G2h``, ``G3``, ``GF`` or ``GQ``.
+        gate: a gate of :mod:`fp8lab.specs.gates` (``G1``, ``G2``, ``G2h``, ``G3``, ``GF``, ``GQ``).
         kernel: what the gate takes (a QuantKernel or ``FUNC(x, scale)`` for G1, ...).
-        options: the gate's keywords (``nan_policy``, ``scheme``, ``rule``, ...).
+        options: the gate's keywords (``nan_policy`` a ``NanPolicy``, ``scheme``, ``rule``, ...).
 
     Raises:
         AssertionError: if the gate does not PASS (PENDING included: owed, not passed).
         KeyError: for an unknown gate.
     """
-    run = GATES[gate]
-    if gate in ("G1", "G2", "G2h") and callable(kernel) and not hasattr(kernel, "quantize"):
-        from fp8lab.kernels import FunctionKernel
-
-        kernel = FunctionKernel(getattr(kernel, "__name__", "kernel"), kernel)
-    result = run(kernel, **options)
+    __tracebackhide__ = True  # a failure points at the caller's test, not in here
+    record = gate_record(gate)
+    kernel = as_kernel(record.kind, getattr(kernel, "__name__", "kernel"), kernel)
+    result: GateResult = load(record.runner)(kernel, **options)
     _file(result)
     if result.status is not GateStatus.PASS:
         raise AssertionError(_message(result))
