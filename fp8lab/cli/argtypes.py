@@ -11,101 +11,125 @@ import argparse
 import math
 import os
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 from fp8lab.runtime.parallel import default_workers
 
 __all__ = [
-    "check_memory",
+    "MAX_COUNT",
+    "MAX_SECONDS",
     "MAX_WORKERS",
+    "FloatRange",
+    "IntRange",
     "check_json_target",
+    "check_memory",
     "check_writable_dir",
+    "bounded_int_arg",
+    "count_arg",
     "multiple_of_arg",
     "nonnegative_int_arg",
     "pattern_arg",
     "positive_float_arg",
     "positive_int_arg",
+    "scale_arg",
+    "seconds_arg",
+    "seed_arg",
     "stop_arg",
     "workers_arg",
 ]
 
 ALL_PATTERNS = 1 << 32
 MAX_WORKERS = 4 * default_workers()  # more processes than 4 per core only thrash
+MAX_COUNT = 1 << 32  # a count of inputs, scales, rounds: 2**32 is every float32 pattern
+MAX_SECONDS = 1e6  # about 11.6 days: longer is a typo, and overflows the clocks' arithmetic
+MAX_SEED = (1 << 63) - 1
+MAX_SCALE = 2.0**60  # a scale past 2**60 maps every finite float32 below e4m3fn's subnormals
 
 
-def _int(text: str) -> int:
-    try:
-        return int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+class IntRange:
+    """An argparse ``type=``: an integer (decimal or 0x...) in [low, high], a multiple of step.
 
+    ``low`` and ``high`` are the declared range, which the tests read to walk
+    every numeric option.
+    """
 
-def positive_int_arg(text: str) -> int:
-    """An integer >= 1."""
-    value = _int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return value
+    kind = int
 
+    def __init__(self, low: int, high: int, what: str, step: int = 1) -> None:
+        self.low, self.high, self.what, self.step = low, high, what, step
+        self.__name__ = what
 
-def nonnegative_int_arg(text: str) -> int:
-    """An integer >= 0."""
-    value = _int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
-    return value
+    def accepts(self, value: float) -> bool:
+        """Whether ``value`` is in the declared range (and a multiple of ``step``)."""
+        return self.low <= value <= self.high and value == int(value) and not value % self.step
 
-
-def pattern_arg(text: str) -> int:
-    """A float32 bit-pattern bound in [0, 2**32] (decimal or 0x...)."""
-    value = _int(text)
-    if not 0 <= value <= ALL_PATTERNS:
-        raise argparse.ArgumentTypeError(f"must be a bit pattern in [0, 2**32], got {text!r}")
-    return value
-
-
-def stop_arg(text: str) -> int:
-    """One past the last bit pattern: in [1, 2**32] (an empty range is refused)."""
-    value = pattern_arg(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError("must be in [1, 2**32]; 0 would examine nothing")
-    return value
-
-
-def positive_float_arg(text: str) -> float:
-    """A finite real > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
-    return value
-
-
-def workers_arg(text: str) -> int:
-    """Worker processes: 1 to MAX_WORKERS (4 per usable core); 0 is refused, not "default"."""
-    value = _int(text)
-    if not 1 <= value <= MAX_WORKERS:
-        raise argparse.ArgumentTypeError(
-            f"must be 1 to {MAX_WORKERS} (4 per usable core), got {text!r}; "
-            "leave it out for one per core"
-        )
-    return value
-
-
-def multiple_of_arg(step: int) -> Callable[[str], int]:
-    """A positive integer that is a multiple of ``step``."""
-
-    def check(text: str) -> int:
-        value = positive_int_arg(text)
-        if value % step:
-            raise argparse.ArgumentTypeError(f"must be a multiple of {step}, got {text!r}")
+    def __call__(self, text: str) -> int:
+        """``text`` as an integer in range; else an ``ArgumentTypeError`` (one line, exit 2)."""
+        try:
+            value = int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r:.40} is not an integer") from None
+        if not self.low <= value <= self.high:
+            raise argparse.ArgumentTypeError(
+                f"must be {self.what} in [{self.low:,}, {self.high:,}], got {text!r:.40}"
+            )
+        if value % self.step:
+            raise argparse.ArgumentTypeError(f"must be a multiple of {self.step}, got {text!r}")
         return value
 
-    check.__name__ = f"multiple_of_{step}"
-    return check
+
+class FloatRange:
+    """An argparse ``type=``: a finite real in (low, high] (``above``) or [low, high]."""
+
+    kind = float
+
+    def __init__(self, low: float, high: float, what: str, *, above: bool = True) -> None:
+        self.low, self.high, self.what, self.above = low, high, what, above
+        self.__name__ = what
+
+    def accepts(self, value: float) -> bool:
+        """Whether ``value`` is in the declared range."""
+        lowest = value > self.low if self.above else value >= self.low
+        return math.isfinite(value) and lowest and value <= self.high
+
+    def __call__(self, text: str) -> float:
+        """``text`` as a number in range; else an ``ArgumentTypeError`` (one line, exit 2)."""
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r:.40} is not a number") from None
+        if not self.accepts(value):
+            low = "(" if self.above else "["
+            raise argparse.ArgumentTypeError(
+                f"must be {self.what} in {low}{self.low:g}, {self.high:g}], got {text!r:.40}"
+            )
+        return value
+
+
+positive_int_arg = IntRange(1, MAX_COUNT, "a positive integer")
+nonnegative_int_arg = IntRange(0, MAX_COUNT, "an integer >= 0")
+count_arg = positive_int_arg
+pattern_arg = IntRange(0, ALL_PATTERNS, "a float32 bit pattern bound")
+stop_arg = IntRange(1, ALL_PATTERNS, "one past the last bit pattern (0 examines nothing)")
+seed_arg = IntRange(0, MAX_SEED, "a seed")
+MAX_SIDE = 1 << 16  # a matrix side the probes of order and gemm infer take
+side_arg = IntRange(1, MAX_SIDE, "a matrix side")
+summands_arg = IntRange(2, 1 << 24, "a number of summands")
+warmup_arg = IntRange(0, 1 << 10, "a number of warm-up calls")
+workers_arg = IntRange(1, MAX_WORKERS, "a worker count (4 per usable core at most)")
+positive_float_arg = FloatRange(0.0, MAX_SCALE, "a finite number > 0")
+scale_arg = FloatRange(0.0, MAX_SCALE, "a positive finite scale")
+seconds_arg = FloatRange(0.0, MAX_SECONDS, "a positive number of seconds")
+
+
+def multiple_of_arg(step: int, high: int = MAX_COUNT) -> IntRange:
+    """A positive integer up to ``high`` that is a multiple of ``step``."""
+    return IntRange(step, high, f"a multiple of {step}", step)
+
+
+def bounded_int_arg(low: int, high: int, what: str) -> IntRange:
+    """An integer in [low, high], described as ``what`` in a refusal."""
+    return IntRange(low, high, what)
 
 
 def _probe_dir(directory: Path) -> str | None:

@@ -9,8 +9,9 @@ import argparse
 from dataclasses import asdict
 from typing import Any
 
-from fp8lab.cli.argtypes import positive_int_arg, stop_arg, workers_arg
-from fp8lab.cli.common import CliError, write_json_output
+from fp8lab.cli.argtypes import positive_int_arg, scale_arg, seed_arg, stop_arg, workers_arg
+from fp8lab.cli.common import CliError
+from fp8lab.cli.record_paths import write_json_output
 
 __all__ = ["add_parser", "run"]
 
@@ -38,7 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="interleaved rounds, each timing every encoder once (default 7); with --all, "
         "timings per figure, best kept",
     )
-    p.add_argument("--seed", type=int, default=2024, help="seed of the random inputs")
+    p.add_argument("--seed", type=seed_arg, default=2024, help="seed of the random inputs")
     p.add_argument(
         "--brute",
         action="store_true",
@@ -46,7 +47,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "against its numpy twin (about a minute)",
     )
     p.add_argument(
-        "--brute-scale", type=float, default=0.9, help="scale of the --brute figure (default 0.9)"
+        "--brute-scale",
+        type=scale_arg,
+        default=0.9,
+        help="scale of the --brute figure (default 0.9)",
     )
     p.add_argument(
         "--isolation",
@@ -101,11 +105,14 @@ def run(args: argparse.Namespace) -> int:
     if args.stop is not None or args.sample is not None or not args.startup or args.workers:
         raise CliError("--stop, --sample, --workers and --no-startup go with --all")
     from fp8lab.bench.encoders import rows_to_dicts, run_bench
+    from fp8lab.bench.host import host_facts, host_lines
 
     report = run_bench(args.n, args.repeats, args.seed)
-    for line in report_lines(report):
+    host = host_facts()
+    for line in [*host_lines(host), *report_lines(report)]:
         print(line)
     payload: dict[str, Any] = {
+        "host": host,
         "n": args.n,
         "repeats": args.repeats,
         "seed": args.seed,
@@ -142,6 +149,12 @@ def run(args: argparse.Namespace) -> int:
             f"in-process, {iso.chunk_isolated_ms} ms isolated: "
             f"x{iso.chunk_isolated_over_in_process}"
         )
+        if iso.box:
+            print(
+                f"the whole command with the kernel in a box ({iso.box}) "
+                f"{iso.command_box_seconds} s against {iso.command_process_seconds} s as a "
+                f"plain process: x{iso.command_box_over_process}"
+            )
         payload["isolation"] = asdict(iso)
     write_json_output(args.json, payload)
     return 0

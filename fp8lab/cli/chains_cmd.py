@@ -11,7 +11,8 @@ import argparse
 import time
 
 from fp8lab.cli.argtypes import positive_float_arg
-from fp8lab.cli.common import CliError, write_json_output
+from fp8lab.cli.common import CliError
+from fp8lab.cli.record_paths import write_json_output
 from fp8lab.specs.chain_catalogue import RECIPES
 
 __all__ = ["add_parser", "run"]

@@ -18,7 +18,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from fp8lab.cli.argtypes import pattern_arg, workers_arg
-from fp8lab.cli.common import CliError, write_json_output
+from fp8lab.cli.common import CliError
 from fp8lab.cli.executor_args import add_executor_args, open_executor
 from fp8lab.cli.isolation_args import add_timeout_argument, set_kernel_timeout
 from fp8lab.cli.names import (
@@ -28,6 +28,7 @@ from fp8lab.cli.names import (
     KERNEL_ERROR,
     KERNEL_ERROR_EXIT,
 )
+from fp8lab.cli.record_paths import write_json_output
 from fp8lab.runtime.exit_codes import EXIT_CODES
 from fp8lab.runtime.progress import Progress
 from fp8lab.specs.formats import FP8_FORMATS

@@ -8,16 +8,19 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fp8lab.cli.argtypes import check_writable_dir, positive_float_arg
+from fp8lab.cli.argtypes import check_writable_dir, seconds_arg
 from fp8lab.cli.common import CliError
 from fp8lab.cli.executor_args import add_executor_args, open_executor
 from fp8lab.cli.names import DEFAULT_NOTEBOOK_TIMEOUT as DEFAULT_TIMEOUT
 from fp8lab.cli.names import NOTEBOOKS_DIR
-from fp8lab.runtime.bounded import BoundedInputError, load_yaml
+from fp8lab.runtime.bounded import BoundedInputError, load_yaml, read_file
 from fp8lab.runtime.cluster import SCHEDULER_ENV
 from fp8lab.runtime.exit_codes import EXIT_CODES
+
+if TYPE_CHECKING:
+    from fp8lab.evidence.execute import CheckedParameters
 
 PARAMS_BYTES = 1 << 20  # a parameters file is a few lines
 
@@ -55,7 +58,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     p.add_argument(
         "--timeout",
-        type=positive_float_arg,
+        type=seconds_arg,
         default=DEFAULT_TIMEOUT,
         help=f"outer limit per notebook in seconds (default {DEFAULT_TIMEOUT:g})",
     )
@@ -68,6 +71,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "failed (its newest attempt at the current inputs did not complete; the "
         "last complete one is named), stale, missing, non-default or corrupt; "
         "one line each: NAME: STATUS FOLDER REASON, FOLDER under the results root",
+    )
+    p.add_argument(
+        "--adopt",
+        action="store_true",
+        help="run nothing; start the attempts log (results/attempts.log) of a results root "
+        "whose runs were filed before it had one: one line per run, marked adopted; "
+        "refused once the log exists",
     )
     add_executor_args(p)
     p.set_defaults(run=run)
@@ -86,9 +96,8 @@ def _overrides(
     if args.params:
         path = Path(args.params)
         try:
-            if path.stat().st_size > PARAMS_BYTES:
-                raise CliError(f"--params {args.params}: over {PARAMS_BYTES:,} bytes")
-            loaded = load_yaml(path.read_bytes(), f"--params {args.params}") or {}
+            raw = read_file(path, f"--params {args.params}", PARAMS_BYTES)
+            loaded = load_yaml(raw, f"--params {args.params}") or {}
         except OSError as exc:
             raise CliError(f"cannot read --params {args.params}: {exc.strerror}") from None
         except BoundedInputError as exc:
@@ -123,6 +132,20 @@ def _check(results: Path, notebooks: dict[str, Path], proofs: bool | list[str]) 
         print(f"{row.notebook}: {row.status} {row.run} {row.reason}".rstrip())
     fresh = all(r.status == "fresh" for r in rows)
     return EXIT_CODES["pass"] if fresh and rows else EXIT_CODES["fail"]
+
+
+def _adopt(args: argparse.Namespace, results: Path) -> int:
+    """``--adopt``: log the runs filed before the attempts log existed, as adopted."""
+    from fp8lab.evidence.attempts import adopt_runs
+
+    if args.check or args.names or args.param or args.params:
+        raise CliError("--adopt runs nothing: leave out --check, names and parameters")
+    try:
+        count = adopt_runs(results)
+    except FileExistsError as exc:
+        raise CliError(str(exc)) from None
+    print(f"attempts log started with {count} adopted runs: {results / 'attempts.log'}")
+    return EXIT_CODES["pass"]
 
 
 @contextmanager
@@ -164,6 +187,8 @@ def run(args: argparse.Namespace) -> int:
         hint = " (proofs are made by fp8lab prove)" if made_by_prove else ""
         raise CliError(f"unknown or no notebooks {unknown}; available: {sorted(available)}{hint}")
     results = Path(args.results)
+    if args.adopt:
+        return _adopt(args, results)
     if args.check and (args.scheduler or args.dask_local):
         raise CliError("--check runs nothing: --scheduler and --dask-local have nothing to run")
     if args.check:
@@ -174,16 +199,22 @@ def run(args: argparse.Namespace) -> int:
     if reason:
         raise CliError(reason)
     overrides = _overrides(args, names, available)
+    checked = {}
     for name in names:
         try:
-            validate_parameters(available[name], overrides[name])
+            checked[name] = validate_parameters(available[name], overrides[name])
         except ValueError as exc:
             raise CliError(str(exc)) from None
-    for filed in recover_orphans(results):
+    for filed in recover_orphans(results):  # once, before the first notebook runs
         print(f"orphaned run (its runner was killed) filed as failed: {filed}", file=sys.stderr)
     with _notebook_executor(args) as executor:
         print(f"sweeps and proofs run on {executor}", flush=True)
-        failed = _run_all(args, names, available, results, overrides)
+        try:
+            failed = _run_all(args, checked, results)
+        finally:
+            from fp8lab.evidence.index import write_index
+
+            write_index(results)  # once for the batch (each run is filed as it ends)
     print(f"{len(names) - len(failed)} of {len(names)} complete", end="")
     print(f"; failed: {', '.join(failed)}" if failed else "")
     print(f"index: {results / 'index.html'}")
@@ -191,17 +222,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_all(
-    args: argparse.Namespace,
-    names: list[str],
-    available: dict[str, Path],
-    results: Path,
-    overrides: dict[str, dict[str, Any]],
+    args: argparse.Namespace, checked: dict[str, CheckedParameters], results: Path
 ) -> list[str]:
     """Run each notebook in order, even after a failure; the names that failed."""
     from fp8lab.evidence import execute as runner
     from fp8lab.evidence.execute import NotebookRunError
 
     failed = []
+    names = list(checked)
     for i, name in enumerate(names, 1):
         print(f"[{i}/{len(names)}] {name}: running", flush=True)
 
@@ -209,8 +237,8 @@ def _run_all(
             print(f"[{i}/{len(names)}] {name}: still running, {seconds:.0f} s", flush=True)
 
         try:
-            done = runner.run_notebook(
-                available[name], results, overrides[name], timeout=args.timeout, heartbeat=beat
+            done = runner.run_checked(
+                checked[name], results, timeout=args.timeout, heartbeat=beat, index=False
             )
         except NotebookRunError as exc:
             where = f" ({exc.folder})" if exc.folder else ""

@@ -7,15 +7,17 @@ import sys
 from dataclasses import asdict
 
 from fp8lab.cli.argtypes import pattern_arg, workers_arg
-from fp8lab.cli.common import CliError, write_json_output
+from fp8lab.cli.common import CliError
 from fp8lab.cli.executor_args import add_executor_args, open_executor
 from fp8lab.cli.isolation_args import add_isolation_arguments, set_kernel_timeout
 from fp8lab.cli.names import (
     ALL_PATTERNS,
+    ANY_NAN,
     BUILTIN_ENCODERS,
     CODEC_NAN_POLICIES,
     KERNEL_ERROR_EXIT,
 )
+from fp8lab.cli.record_paths import write_json_output
 from fp8lab.runtime.exit_codes import EXIT_CODES
 from fp8lab.runtime.progress import Progress
 from fp8lab.specs.formats import FORMATS
@@ -45,10 +47,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument(
         "--nan",
         default="canonical",
-        choices=CODEC_NAN_POLICIES,
+        choices=(*CODEC_NAN_POLICIES, ANY_NAN),
         help="the NaN codes the encoders must emit: canonical (the format's positive quiet "
         "NaN: e4m3fn 0x7F, e5m2 0x7E), keep-sign (its sign kept), all-ones (every "
-        "magnitude bit set: e5m2 0x7F) or keep-sign-all-ones",
+        "magnitude bit set: e5m2 0x7F) or keep-sign-all-ones; any: every NaN code is the "
+        "same NaN (the encoders are asked for canonical, none is held to it)",
     )
     p.add_argument(
         "--start", type=pattern_arg, default=0, help="first bit pattern (e.g. 0x3f800000)"
@@ -113,7 +116,12 @@ def run(args: argparse.Namespace) -> int:
     if record.fp_env_changed:
         strict = " (a FAIL under --strict-env)" if args.strict_env else ""
         print(f"  fp_env_changed: {record.fp_env_changed}{strict}")
-    if record.nan_code_exempt_side:
+    if record.nan == ANY_NAN:
+        print(
+            f"  NaN-code disagreements {record.nan_code_mismatches} "
+            "(nan=any: every NaN code is the same NaN)"
+        )
+    elif record.nan_code_exempt_side:
         print(
             f"  NaN-code disagreements {record.nan_code_mismatches}, exempt: "
             f"{record.nan_code_exempt_side} has the fixed NaN policy "

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fp8lab.cli.argtypes import check_writable_dir
 from fp8lab.cli.common import CliError
-from fp8lab.cli.names import BUNDLE_GATES
+from fp8lab.specs.gates import GATES, bundle_gates, gates_taking
 
 __all__ = ["add_parser", "run"]
 
@@ -26,7 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--gates",
         dest="gate",
         required=True,
-        choices=BUNDLE_GATES,
+        choices=bundle_gates(),
         help="the gate whose cases to export",
     )
     p.add_argument("--scheme", metavar="NAME", help="GQ: the scheme (required for GQ)")
@@ -51,28 +51,36 @@ def run(args: argparse.Namespace) -> int:
     reason = check_writable_dir(args.out, "--out")
     if reason:
         raise CliError(reason)
-    _check_scheme(args)
+    named = _named(args)
     try:
-        document = write_bundle(args.gate, Path(args.out), args.scheme, args.rule)
+        document = write_bundle(args.gate, Path(args.out), **named)
     except BundleExistsError as exc:
         raise CliError(f"--out {exc}") from None
     except OSError as exc:
         raise CliError(f"cannot write --out {args.out}: {exc.strerror or exc}") from None
-    what = f"GQ {args.scheme} {args.rule}" if args.gate == "GQ" else args.gate
+    what = " ".join([args.gate, *named.values()])
     print(f"{what}: {len(document['cases'])} cases written to {args.out}")
     print(f"population_sha256 {document['population_sha256']}")
     return 0
 
 
-def _check_scheme(args: argparse.Namespace) -> None:
-    """GQ needs a valid --scheme and --rule; the other gates take neither."""
-    from fp8lab.cli.kernel_args import scheme_options
+def _named(args: argparse.Namespace) -> dict[str, str]:
+    """What the bundle is for besides its gate: a scheme and rule, for a gate that needs them.
 
-    if args.gate != "GQ":
+    Raises:
+        CliError: for --scheme or --rule on a gate that takes none, one missing, or a
+            name that is unknown or of another scheme (one line, exit 2).
+    """
+    from fp8lab.cli.scheme_args import scheme_choices
+
+    if "schemes" not in GATES[args.gate].needs:
         if args.scheme or args.rule:
-            raise CliError("--scheme and --rule apply to --gate GQ only")
-        return
+            raise CliError(
+                f"--scheme and --rule apply to --gate {'/'.join(gates_taking('schemes'))} only"
+            )
+        return {}
     if args.scheme is None or args.rule is None:
-        raise CliError("--gate GQ needs --scheme and --rule (what the kernel computes)")
-    args.kernel = None
-    scheme_options(args)  # one line, exit 2, for an unknown or mismatched name
+        raise CliError(f"--gate {args.gate} needs --scheme and --rule (what the kernel computes)")
+    args.kernel = args.rule_file = None
+    (choice,) = scheme_choices(args, {})
+    return {"scheme": choice.scheme, "rule": choice.rule.name}

@@ -1,25 +1,33 @@
-"""``fp8lab gates``: run gates on the built-in kernels or on a user's kernel."""
+"""``fp8lab gates``: run gates on the built-in kernels or on a user's kernel.
+
+Every difference between gates comes from their records (:mod:`fp8lab.specs.gates`):
+the options a gate takes, its kernel's kind, its built-in kernels, its bundle.
+The command resolves its flags once into a
+:class:`~fp8lab.specs.gate_options.GateOptions` and hands that down.
+"""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fp8lab.cli.common import CliError, write_json_output
+from fp8lab.cli.common import CliError
+from fp8lab.cli.gate_args import FLAGS, gate_options, joined, named, selected_gates
 from fp8lab.cli.gate_kernels import prestart, run_foreign
 from fp8lab.cli.gates_table import format_table, write_junit
+from fp8lab.cli.gemm_args import add_gemm_arguments
 from fp8lab.cli.isolation_args import add_isolation_arguments
-from fp8lab.cli.kernel_args import (
-    add_scheme_arguments,
-    scheme_options,
-)
-from fp8lab.cli.names import BUNDLE_GATES, GATE_NAMES, GF_CHAINS, NAN_POLICIES
+from fp8lab.cli.names import GF_CHAINS, NAN_POLICIES
+from fp8lab.cli.record_paths import write_json_output
+from fp8lab.cli.scheme_args import add_scheme_arguments, file_rules
+from fp8lab.specs.gates import GATES, Gate, bundle_gates, gates_taking, load
 
 if TYPE_CHECKING:
     from fp8lab.gates import GateResult
+    from fp8lab.specs.gate_options import GateOptions
 
 # The gates' numpy side loads when a gate runs, not to build the parser (lazy CLI).
 
@@ -27,6 +35,23 @@ __all__ = [
     "add_parser",
     "run",
 ]
+
+
+def _needs_help() -> str:
+    return ", and ".join(
+        f"{g.name} only when {joined([f for o in g.needs for f in FLAGS[o]])} are given"
+        for g in GATES.values()
+        if g.needs
+    )
+
+
+def _kernel_help() -> str:
+    """What each gate calls, from the gates' records (gates that call alike share a line)."""
+    by_convention: dict[str, list[str]] = {}
+    for g in GATES.values():
+        by_convention.setdefault(g.convention, []).append(g.name)
+    calls = "; ".join(f"{'/'.join(names)}: {text}" for text, names in by_convention.items())
+    return f"your kernel (default: each gate's built-in kernels). What each gate calls: {calls}"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -42,24 +67,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--gates",
         dest="gate",
         default="G1",
-        help=f"comma-separated gates from {', '.join(GATE_NAMES)}, or 'all' (default G1; with a "
-        "--kernel, 'all' includes GF only when --chain and --recipe are given, and GQ only "
-        "when --scheme and --rule are given)",
+        help=f"comma-separated gates from {', '.join(GATES)}, or 'all' (default G1; with a "
+        f"--kernel, 'all' includes {_needs_help()})",
     )
     p.add_argument(
         "--kernel",
         "--kernels",
         dest="kernel",
         metavar="MODULE:OBJ",
-        help="your kernel (default: each gate's built-in kernels; upstream for G2 and G2h). "
-        "For G1/G2/G2h a QuantKernel "
-        "object (name, quantize) or FUNC(x, scale) -> uint8 codes; for G3 a MatmulKernel "
-        "object (name, matmul, optional spec) or FUNC(a_codes, b_codes, s_in, s_w, "
-        "out_dtype) -> [M,N] float32 or bfloat16, checked against vllm.cpp's model; for GF "
-        "a function with the --chain signature (docs/gates/gf.md), optionally with a "
-        "trace method for the prefix checks; for GQ FUNC(x) -> (codes, scales), for nvfp4 "
-        "FUNC(x, global_scale), or PATH.so:SYMBOL with fp8lab_scheme_quant's signature "
-        "(fp8lab_nvfp4_quant's for nvfp4) (docs/gates/gq.md)",
+        help=_kernel_help(),
     )
     p.add_argument(
         "--chain",
@@ -95,16 +111,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument(
         "--nan-policy",
         metavar="NAME",
-        help=f"G1/G2: the NaN policy your kernel follows, one of {', '.join(NAN_POLICIES)} "
-        "(default: what the kernel declares in its nan_policy attribute, else canonical; "
-        "with --outputs, canonical)",
+        help=f"{'/'.join(gates_taking('nan_policy'))}: the NaN policy your --kernel (or the "
+        f"kernel that wrote --outputs) follows, one of {', '.join(NAN_POLICIES)} (default "
+        "canonical; a --kernel is held to this flag, never to a nan_policy it declares, "
+        "which the record keeps as nan_policy_declared_by_kernel)",
     )
     p.add_argument(
         "--outputs",
         metavar="DIR",
         help="check the outputs your kernel wrote into a bundle from 'fp8lab export' "
-        "(one gate, G1, G3 or GQ; GQ with the bundle's --scheme and --rule); the record's "
-        "kernel is bundle:DIR",
+        f"(one gate, {', '.join(bundle_gates())}, with the options the bundle was exported "
+        "with); the record's kernel is bundle:DIR",
     )
     p.add_argument(
         "--shard-scales",
@@ -114,6 +131,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "call gets one float32 scale",
     )
     p.add_argument("--large", action="store_true", help="G3: add the 1024x1024 cases (slow)")
+    add_gemm_arguments(p)
     p.add_argument("--json", "--out", dest="json", help="write the results here ('-' for stdout)")
     p.add_argument(
         "--junit-xml",
@@ -123,117 +141,43 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.set_defaults(run=run)
 
 
-def _run_bundle(names: list[str], args: argparse.Namespace) -> list[GateResult]:
+def _run_bundle(gates: list[Gate], args: argparse.Namespace, options: GateOptions) -> GateResult:
     """The gate's record for the outputs in ``args.outputs`` (a bundle)."""
-    from fp8lab.bundle import BundleError, load_bundle
-    from fp8lab.gates import GATES
-    from fp8lab.kernels import DEFAULT_NAN_POLICY
+    from fp8lab.bundle import BundleError
+    from fp8lab.bundle.replay import replay_bundle
 
-    if len(names) != 1 or names[0] not in BUNDLE_GATES:
-        raise CliError(f"--outputs checks one gate, {', '.join(BUNDLE_GATES)}, not {args.gate}")
+    if len(gates) != 1 or not gates[0].bundle:
+        raise CliError(f"--outputs checks one gate, {', '.join(bundle_gates())}, not {args.gate}")
     if args.kernel or args.large:
         raise CliError("--outputs checks a bundle's outputs: leave out --kernel and --large")
-    if names[0] == "GQ" and (args.scheme is None or args.rule is None):
-        raise CliError("GQ with --outputs needs --scheme and --rule (what the kernel computes)")
+    (gate,) = gates
+    (run,) = options.runs(gate)  # a bundle holds the calls of one run
+    policy = options.nan_policy.policy.name if options.nan_policy else None
     try:
-        kernel = load_bundle(Path(args.outputs), names[0], args.nan_policy or DEFAULT_NAN_POLICY)
+        kernel, extra = replay_bundle(Path(args.outputs), gate.name, policy, run.record)
     except BundleError as exc:
         raise CliError(f"--outputs {exc}") from None
-    if names[0] != "GQ":
-        return [GATES[names[0]](kernel)]
-    if (kernel.scheme, kernel.rule) != (args.scheme, args.rule):
-        raise CliError(
-            f"--outputs {args.outputs} holds scheme {kernel.scheme}, rule {kernel.rule}, "
-            f"not --scheme {args.scheme} --rule {args.rule}"
-        )
-    from fp8lab.gates.gq import GqCall
-
-    # a loaded bundle holds all of this version's GQ calls or none (then GQ examined nothing)
-    calls: list[GqCall] | None = None if kernel.cases else []
-    return [GATES["GQ"](kernel, scheme=args.scheme, rule=args.rule, calls=calls)]
+    result: GateResult = load(gate.runner)(kernel, **run.options, **extra)
+    return result
 
 
-def _chain_options(args: argparse.Namespace) -> list[dict[str, str]]:
-    """GF's (chain, recipe) pairs: the one named, or every built-in port that matches."""
-    from fp8lab.specs.chain_catalogue import RECIPES
-
-    if args.recipe is not None and args.recipe not in RECIPES:
-        raise CliError(f"unknown --recipe {args.recipe!r}; choose from {', '.join(RECIPES)}")
-    if args.recipe is not None and args.chain and RECIPES[args.recipe].chain != args.chain:
-        raise CliError(f"--recipe {args.recipe} is a {RECIPES[args.recipe].chain} recipe")
-    if args.kernel and (args.chain is None or args.recipe is None):
-        raise CliError("GF with --kernel needs --chain and --recipe (what your kernel declares)")
-    pairs = [
-        {"chain": c.chain, "recipe": n}
-        for n, c in RECIPES.items()
-        if (args.recipe in (None, n)) and (args.chain in (None, c.chain))
-    ]
-    return pairs
+def _builtin_kernels(gate: Gate, options: dict[str, Any]) -> list[Any]:
+    """A gate's own kernels for one run: the one its key names, a mapping's values, or a call's."""
+    builtins: Mapping[str, Any] | Callable[..., Any] = load(gate.builtins)
+    if not isinstance(builtins, Mapping):
+        return list(builtins(**options))
+    if gate.builtin_key:
+        named = options[gate.builtin_key]
+        return [builtins[str(getattr(named, "name", named))]]
+    return list(builtins.values())
 
 
-def _shard_scales(text: str) -> tuple[float, ...]:
-    """``--shard-scales``: two or more positive finite float32 scales.
-
-    Raises:
-        CliError: naming the value that is not one.
-    """
-    import math
-
-    values = []
-    for part in text.split(","):
-        try:
-            value = float(part)
-        except ValueError:
-            raise CliError(f"--shard-scales: {part.strip()!r} is not a number") from None
-        if not (math.isfinite(value) and value > 0):
-            raise CliError(f"--shard-scales: {part.strip()} is not a positive finite scale")
-        values.append(value)
-    if len(values) < 2:
-        raise CliError("--shard-scales: give two or more per-shard scales, e.g. 0.3,0.9,0.0625")
-    return tuple(values)
-
-
-def _run_gate(name: str, args: argparse.Namespace) -> list[GateResult]:
-    from fp8lab.gates import (
-        CHAIN_GATES,
-        CUDA_GATE_CPU_KERNEL,
-        CUDA_GATES,
-        GATES,
-        MATMUL_GATES,
-        SCHEME_GATES,
-    )
-    from fp8lab.kernels import BUILTIN_KERNELS
-    from fp8lab.kernels.chain import PORTS
-    from fp8lab.kernels.matmul import BUILTIN_MATMUL_KERNELS
-    from fp8lab.kernels.scheme import SCHEME_PORTS
-
-    if name in SCHEME_GATES:
-        pairs = scheme_options(args)
-        calls = [{"scheme": o["scheme"], "rule": o["rule"]} for o in pairs]
-        if args.kernel:  # the record names the kernel as the user did, and (even when the
-            # kernel's process died before a record) the scheme and rule it was held to
-            named = [{**o, "kernel_name": args.kernel} for o in calls]
-            return [
-                dataclasses.replace(r, scheme=o["scheme"], rule=o["rule_name"])
-                for o, r in zip(pairs, run_foreign(name, args, named), strict=True)
-            ]
-        return [GATES[name](SCHEME_PORTS[o["rule"]], **o) for o in calls]
-    if name in CHAIN_GATES:
-        pairs = _chain_options(args)
-        if args.kernel:
-            return run_foreign(name, args, pairs)
-        return [GATES[name](PORTS[o["recipe"]], **o) for o in pairs]
-    options: dict[str, Any] = {"large": args.large} if name in MATMUL_GATES else {}
-    if name == "G1" and args.shard_scales:
-        options["shard_scales"] = _shard_scales(args.shard_scales)
+def _run_gate(gate: Gate, args: argparse.Namespace, options: GateOptions) -> list[GateResult]:
+    runs = options.runs(gate)
     if args.kernel:  # foreign code runs in a child: its exit cannot become ours
-        return run_foreign(name, args, [options])
-    kernels: list[Any] = list(
-        (BUILTIN_MATMUL_KERNELS if name in MATMUL_GATES else BUILTIN_KERNELS).values()
-    )
-    if name in CUDA_GATES:  # fp8lab's CUDA kernel is the upstream quant: compare like with like
-        kernels = [BUILTIN_KERNELS[CUDA_GATE_CPU_KERNEL]]
-    return [GATES[name](k, **options) for k in kernels]
+        return run_foreign(gate, args, runs)
+    runner = load(gate.runner)
+    return [runner(k, **r.options) for r in runs for k in _builtin_kernels(gate, r.options)]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -244,40 +188,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from fp8lab.gates import CHAIN_GATES, GATES, MATMUL_GATES, SCHEME_GATES, exit_code
+    from fp8lab.gates.records import exit_code
 
-    names = [g.strip() for g in args.gate.split(",") if g.strip()]
-    if names == ["all"]:  # a --kernel without --chain/--recipe is not a chain kernel
-        chained = not args.kernel or (args.chain and args.recipe)
-        schemed = not args.kernel or (args.scheme and args.rule)
-        names = [
-            g
-            for g in GATES
-            if (chained or g not in CHAIN_GATES) and (schemed or g not in SCHEME_GATES)
-        ]
-    unknown = [g for g in names if g not in GATES]
-    if unknown or not names:
-        raise CliError(
-            f"unknown or empty --gate {args.gate!r}; choose from {', '.join(GATES)} or all"
-        )
-    if args.nan_policy is not None and not (args.kernel or args.outputs):
-        raise CliError("--nan-policy states your kernel's policy; give --kernel or --outputs")
-    if args.nan_policy is not None and all(
-        g in MATMUL_GATES | CHAIN_GATES | SCHEME_GATES for g in names
-    ):
-        raise CliError("--nan-policy applies to G1 and G2 only")
-    if (args.chain or args.recipe) and not any(g in CHAIN_GATES for g in names):
-        raise CliError("--chain and --recipe apply to GF only")
-    if args.shard_scales and "G1" not in names:
-        raise CliError("--shard-scales applies to G1 only")
-    if (args.scheme or args.rule) and not any(g in SCHEME_GATES for g in names):
-        raise CliError("--scheme and --rule apply to GQ only")
-    if any(g in SCHEME_GATES for g in names):
-        scheme_options(args)  # refuse a bad --scheme/--rule before any gate runs
+    own = file_rules(args)  # the rule file, read once
+    gates = selected_gates(args, own)
+    for gate in gates if args.outputs else []:
+        missing = [o for o in gate.needs if not named(args, o, own)]
+        if missing:
+            flags = joined([f for o in missing for f in FLAGS[o]])
+            raise CliError(f"{gate.name} with --outputs needs {flags} (what the kernel computes)")
+    options = gate_options(args, gates, own)
     if args.outputs:
-        results = _run_bundle(names, args)
+        results = [_run_bundle(gates, args, options)]
     else:
-        results = [r for g in names for r in _run_gate(g, args)]
+        results = [r for g in gates for r in _run_gate(g, args, options)]
     print(format_table(results))
     write_json_output(args.json, [r.to_dict() for r in results])
     if args.junit_xml:

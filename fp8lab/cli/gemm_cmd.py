@@ -5,11 +5,14 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
-from fp8lab.cli.argtypes import multiple_of_arg, positive_int_arg
-from fp8lab.cli.common import write_json_output
+from fp8lab.cli.argtypes import bounded_int_arg, multiple_of_arg, positive_int_arg, seed_arg
 from fp8lab.cli.names import K_MULTIPLE
+from fp8lab.cli.record_paths import write_json_output
 
 __all__ = ["add_parser", "run"]
+
+MAX_SIDE = 1 << 14  # a side of 2**14 is 1 GiB of float32 per operand
+GEMM_SIDE = bounded_int_arg(1, MAX_SIDE, "a matrix side")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -20,13 +23,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         description="By default runs in a child process with one BLAS and numba thread.",
     )
     p.add_argument(
-        "-m", "--m", dest="m", type=positive_int_arg, default=1024, help="rows of A (default 1024)"
+        "-m", "--m", dest="m", type=GEMM_SIDE, default=1024, help="rows of A (default 1024)"
     )
     p.add_argument(
         "-n",
         "--n",
         dest="n",
-        type=multiple_of_arg(K_MULTIPLE),
+        type=multiple_of_arg(K_MULTIPLE, MAX_SIDE),
         default=1024,
         help=f"rows of B, a multiple of {K_MULTIPLE} (default 1024)",
     )
@@ -34,14 +37,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "-k",
         "--k",
         dest="k",
-        type=multiple_of_arg(K_MULTIPLE),
+        type=multiple_of_arg(K_MULTIPLE, MAX_SIDE),
         default=1024,
         help=f"shared K, a multiple of {K_MULTIPLE} (default 1024)",
     )
     p.add_argument(
         "--repeats", type=positive_int_arg, default=3, help="timings per path; best is kept"
     )
-    p.add_argument("--seed", type=int, default=2024, help="seed of the random operands")
+    p.add_argument("--seed", type=seed_arg, default=2024, help="seed of the random operands")
     p.add_argument("--no-kernel", action="store_true", help="skip the slow kernel port")
     p.add_argument("--threads", action="store_true", help="keep BLAS threads (no pinning)")
     p.add_argument("--json", "--out", dest="json", help="write the rows here ('-' for stdout)")

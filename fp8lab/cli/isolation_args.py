@@ -8,34 +8,42 @@ floating-point environment changed. Importing this module loads no numpy.
 from __future__ import annotations
 
 import argparse
+import os
 
+from fp8lab.cli.argtypes import FloatRange
 from fp8lab.cli.common import CliError
+from fp8lab.kernels.sources.watchdog import (
+    DEFAULT_KERNEL_TIMEOUT,
+    KERNEL_TIMEOUT_ENV,
+    MAX_KERNEL_TIMEOUT,
+    kernel_timeout,
+)
 
 __all__ = [
-    "DEFAULT_KERNEL_TIMEOUT",
     "add_isolation_arguments",
     "add_timeout_argument",
+    "require_box",
     "set_kernel_timeout",
 ]
 
-DEFAULT_KERNEL_TIMEOUT = 120.0  # fp8lab.kernels.sources.isolated.DEFAULT_KERNEL_TIMEOUT
+
+class _KernelTimeout(FloatRange):
+    """``--kernel-timeout``'s type: the watchdog's own check, with its range declared."""
+
+    def accepts(self, value: float) -> bool:
+        """Whether the watchdog takes ``value`` (:func:`kernel_timeout`)."""
+        try:
+            kernel_timeout(value)
+        except ValueError:
+            return False
+        return True
 
 
-def _seconds(text: str) -> float:
-    """A positive, finite number of seconds (argparse's type for ``--kernel-timeout``)."""
-    import math
-
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"want a positive number of seconds, got {text!r:.40}")
-    return value
+_SECONDS = _KernelTimeout(0.0, MAX_KERNEL_TIMEOUT, "a positive number of seconds")
 
 
 def add_isolation_arguments(p: argparse.ArgumentParser) -> None:
-    """``--kernel-timeout`` and ``--strict-env``: the watchdog and the environment check."""
+    """``--kernel-timeout``, ``--require-box`` and ``--strict-env``."""
     add_timeout_argument(p)
     p.add_argument(
         "--strict-env",
@@ -47,10 +55,18 @@ def add_isolation_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_timeout_argument(p: argparse.ArgumentParser) -> None:
-    """``--kernel-timeout``: the watchdog on each call of the user's kernel."""
+    """``--kernel-timeout`` (the watchdog on each call of the kernel) and ``--require-box``."""
+    p.add_argument(
+        "--require-box",
+        action="store_true",
+        help="refuse to run (a usage error) where your kernel cannot run in a box of its own "
+        "(new user, PID, mount, IPC and network namespaces, through bwrap or unshare); "
+        "by default it then runs as a plain child process and every record says "
+        "isolation: process",
+    )
     p.add_argument(
         "--kernel-timeout",
-        type=_seconds,
+        type=_SECONDS,
         default=DEFAULT_KERNEL_TIMEOUT,
         metavar="SECONDS",
         help="your kernel runs in a process of its own; a call (or its import) that takes "
@@ -59,17 +75,21 @@ def add_timeout_argument(p: argparse.ArgumentParser) -> None:
     )
 
 
-def set_kernel_timeout(seconds: float) -> None:
-    """Hand ``--kernel-timeout`` to the kernel hosts of this process and its workers.
+def require_box() -> None:
+    """``--require-box``: refuse a machine where the kernel's box cannot be made.
 
     Raises:
-        CliError: for a timeout that is not a positive, finite number.
+        CliError: naming why not.
     """
-    import math
-    import os
+    from fp8lab.kernels.sources.box import BOX_ENV, box_tool
 
-    from fp8lab.kernels.sources.process_hosts import KERNEL_TIMEOUT_ENV
+    if box_tool() is None:
+        raise CliError(
+            "--require-box: no box can be made here (neither bwrap nor unshare can create a "
+            f"user namespace, or ${BOX_ENV} is none); your kernel would run as a plain process"
+        )
 
-    if not (seconds > 0 and math.isfinite(seconds)):
-        raise CliError(f"--kernel-timeout must be a positive number of seconds, got {seconds}")
+
+def set_kernel_timeout(seconds: float) -> None:
+    """Hand ``--kernel-timeout`` (checked when parsed) to this process's hosts and its workers'."""
     os.environ[KERNEL_TIMEOUT_ENV] = repr(float(seconds))

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import importlib
 import importlib.metadata
+import io
 import os
 import signal
 import sys
@@ -43,6 +45,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "GEMM reference and model timings as ratios to np.matmul, one run",
     ),
     "order": ("order_cmd", "infer a kernel's summation tree (FPRev) and name its family"),
+    "gemm": (
+        "gemm_decl_cmd",
+        "list the GEMM declarations, print one as a file, or infer a kernel's",
+    ),
     "export": ("export_cmd", "write a gate's inputs as a bundle (fp8lab.bundle/1)"),
     "chains": ("chains_cmd", "list fused-chain recipes, or count where two recipes differ"),
     "rules": (
@@ -87,6 +93,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _plain_streams() -> None:
+    """Print what cannot be encoded (a path's undecodable bytes) escaped, never a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError, io.UnsupportedOperation):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+
+
 # errors of the machine rather than of the command: nothing half-published, one line, exit 1
 _MACHINE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EMFILE, errno.ENFILE}
 
@@ -94,20 +107,22 @@ _MACHINE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EMF
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; usage errors print one line to stderr and exit 2.
 
-    A ``--json`` target is checked before the subcommand starts; with
+    ``--json`` and ``--junit-xml`` targets are checked and reserved before the
+    subcommand starts (:mod:`fp8lab.cli.record_paths`); with
     ``--json -`` stdout holds only the JSON and everything else goes to stderr.
     SIGINT and SIGTERM unwind the command (its worker pools and notebook
     trees are ended on the way out) and exit 130 and 143.
     """
     words = list(sys.argv[1:] if argv is None else argv)
+    _plain_streams()
     wanted = command_of(words)
     try:
         parser = build_parser(wanted if wanted in SUBCOMMANDS else "")
         args = parser.parse_args(words)
     except SystemExit as exc:  # a refused argument (2) or --help (0): already printed
         return exc.code if isinstance(exc.code, int) else USAGE
-    from fp8lab.cli.argtypes import check_json_target
-    from fp8lab.cli.common import CliError, json_on_stdout
+    from fp8lab.cli.common import CliError
+    from fp8lab.cli.record_paths import json_on_stdout, reserved_records
     from fp8lab.runtime.cluster import SCHEDULER_ENV
     from fp8lab.runtime.proctree import SignalInterrupt, install_signal_handlers
 
@@ -117,15 +132,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.pop(SCHEDULER_ENV, None)
 
     json_path = getattr(args, "json", None)
+    records = {"--json": json_path, "--junit-xml": getattr(args, "junit_xml", None)}
     restore = install_signal_handlers()
     try:
-        reason = check_json_target(json_path)
-        if reason:
-            raise CliError(reason)
-        if json_path == "-":
-            with json_on_stdout():
-                return int(args.run(args))
-        return int(args.run(args))
+        if getattr(args, "require_box", False):
+            from fp8lab.cli.isolation_args import require_box
+
+            require_box()
+        with reserved_records(records):  # before any kernel starts: nothing can be there first
+            if json_path == "-":
+                with json_on_stdout():
+                    return int(args.run(args))
+            return int(args.run(args))
     except CliError as exc:
         print(f"fp8lab {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_status

@@ -6,8 +6,9 @@ import argparse
 from typing import TYPE_CHECKING
 
 from fp8lab.cli.argtypes import nonnegative_int_arg
-from fp8lab.cli.common import CliError, write_json_output
+from fp8lab.cli.common import CliError
 from fp8lab.cli.executor_args import add_executor_args, open_executor
+from fp8lab.cli.record_paths import write_json_output
 from fp8lab.runtime.exit_codes import EXIT_CODES
 
 if TYPE_CHECKING:

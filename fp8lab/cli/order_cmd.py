@@ -6,10 +6,19 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from fp8lab.cli.argtypes import check_memory
-from fp8lab.cli.common import CliError, write_json_output
+from fp8lab.cli.argtypes import (
+    MAX_SIDE,
+    bounded_int_arg,
+    check_memory,
+    seed_arg,
+    side_arg,
+    summands_arg,
+    warmup_arg,
+)
+from fp8lab.cli.common import CliError
 from fp8lab.cli.isolation_args import add_isolation_arguments
-from fp8lab.cli.names import K_MULTIPLE, ORDER_METHODS
+from fp8lab.cli.names import ORDER_METHODS
+from fp8lab.cli.record_paths import write_json_output
 from fp8lab.runtime.exit_codes import EXIT_CODES
 
 if TYPE_CHECKING:
@@ -19,6 +28,9 @@ if TYPE_CHECKING:
 __all__ = ["add_parser", "run"]
 
 KINDS = ("fp8", "f32-matmul", "sum")
+SUMMANDS, SIDE = summands_arg, side_arg
+INDEX = bounded_int_arg(0, MAX_SIDE - 1, "an output index")
+LINES = bounded_int_arg(1, 1 << 20, "a number of lines")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -43,7 +55,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         required=True,
         help="MODULE:FUNC, MODULE:OBJ, or path/lib.so:symbol (fp8lab_matmul's C ABI, --as fp8)",
     )
-    p.add_argument("-k", "--k", dest="k", type=int, required=True, help="summands per output")
+    p.add_argument("-k", "--k", dest="k", type=SUMMANDS, required=True, help="summands per output")
     p.add_argument(
         "--as",
         dest="kind",
@@ -58,12 +70,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         default="recursive",
         help="recursive: about K calls for a chain (default); basic: K(K-1)/2 calls",
     )
-    p.add_argument("--m", type=int, default=1, help="rows of A (matmuls; default 1)")
+    p.add_argument("--m", type=SIDE, default=1, help="rows of A (matmuls; default 1)")
     p.add_argument(
-        "-n", "--n", dest="n", type=int, default=16, help="rows of B (matmuls; default 16)"
+        "-n", "--n", dest="n", type=SIDE, default=16, help="rows of B (matmuls; default 16)"
     )
-    p.add_argument("--row", type=int, default=0, help="output row read (default 0)")
-    p.add_argument("--col", type=int, default=0, help="output column read (default 0)")
+    p.add_argument("--row", type=INDEX, default=0, help="output row read (default 0)")
+    p.add_argument("--col", type=INDEX, default=0, help="output column read (default 0)")
     p.add_argument(
         "--positions",
         help="'all', or ROWS:COLS (comma lists and ranges a-b, '*' for every one, e.g. "
@@ -77,9 +89,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "assumes every output sums alike (the model check then covers every output)",
     )
     p.add_argument(
-        "--seed", type=int, default=0, help="seed of the fp8 operands of the model check"
+        "--out-dtype",
+        dest="out_dtype",
+        choices=("f32", "bf16", "f16"),
+        default="f32",
+        help="the kernel's output type (fp8: the out_dtype it is called with): sizes the "
+        "probe values (masks it holds, counts it says exactly) and the output roundings "
+        "the check tries (default f32)",
     )
-    p.add_argument("--max-lines", type=int, default=40, help="lines of the drawn tree")
+    p.add_argument(
+        "--warmup",
+        type=warmup_arg,
+        default=1,
+        help="calls on the first probe's inputs before inference (default 1); a first call "
+        "that answers otherwise is named in the record, never read as a tree",
+    )
+    p.add_argument(
+        "--seed", type=seed_arg, default=0, help="seed of the fp8 operands of the model check"
+    )
+    p.add_argument("--max-lines", type=LINES, default=40, help="lines of the drawn tree")
     add_isolation_arguments(p)
     p.add_argument("--json", "--out", dest="json", help="write the record here ('-' for stdout)")
     p.set_defaults(run=run)
@@ -98,10 +126,10 @@ def _check_sizes(args: argparse.Namespace) -> None:
         raise CliError(reason)
     if args.positions is not None and args.batch:
         raise CliError("--positions infers each output; --batch assumes they sum alike: pick one")
-    if args.kind == "fp8" and (k % K_MULTIPLE or n % K_MULTIPLE):
-        raise CliError(f"--k {k} and --n {n} must be multiples of {K_MULTIPLE} (MatmulFp8)")
-    if not args.kernel_timeout > 0:
-        raise CliError(f"--kernel-timeout must be positive, got {args.kernel_timeout}")
+    if args.batch and args.out_dtype != "f32":
+        raise CliError("--batch reads float32 outputs; a narrower --out-dtype is probed per output")
+    if args.kind == "sum" and args.out_dtype != "f32":
+        raise CliError("--as sum reads a float32 sum; --out-dtype goes with the matmuls")
 
 
 def _probe(args: argparse.Namespace, kernel: Any) -> F32MatmulProbe | Fp8MatmulProbe | SumProbe:
@@ -109,10 +137,10 @@ def _probe(args: argparse.Namespace, kernel: Any) -> F32MatmulProbe | Fp8MatmulP
 
     k, m, n, at = args.k, args.m, args.n, (args.row, args.col)
     if args.kind == "fp8":
-        return Fp8MatmulProbe(kernel, k, m, n, at, args.batch)
+        return Fp8MatmulProbe(kernel, k, m, n, at, args.batch, out=args.out_dtype)
     if args.kind == "sum":
         return SumProbe(kernel, k)
-    return F32MatmulProbe(kernel, k, m, n, at, args.batch)
+    return F32MatmulProbe(kernel, k, m, n, at, args.batch, out=args.out_dtype)
 
 
 def _positions(args: argparse.Namespace) -> list[tuple[int, int]]:
@@ -127,11 +155,12 @@ def _positions(args: argparse.Namespace) -> list[tuple[int, int]]:
         raise CliError(f"--positions: {exc}") from None
 
 
-def _batched(args: argparse.Namespace, probe: F32MatmulProbe | Fp8MatmulProbe) -> PositionsRecord:
+def _batched(
+    args: argparse.Namespace, probe: F32MatmulProbe | Fp8MatmulProbe, host: dict[str, Any]
+) -> PositionsRecord:
     """One row-batched inference, taken to hold at every output, then checked at every output."""
     from fp8lab.order import infer_order
     from fp8lab.order.grid import GridProbe
-    from fp8lab.order.host import host_facts
     from fp8lab.order.per_position import check_classes
     from fp8lab.order.positions import PositionClass
 
@@ -145,7 +174,7 @@ def _batched(args: argparse.Namespace, probe: F32MatmulProbe | Fp8MatmulProbe) -
         "method": rec.method,
         "calls": rec.calls,
         "seconds": rec.seconds,
-        "host": host_facts(),
+        "host": host,
         "sibling_rows": rec.sibling_rows,
         "sibling_nodes": rec.sibling_nodes,
     }
@@ -154,12 +183,21 @@ def _batched(args: argparse.Namespace, probe: F32MatmulProbe | Fp8MatmulProbe) -
 
 
 def _host_line(host: dict[str, Any]) -> str:
-    blas = host.get("blas", {})
+    target = host.get("target") or {"library": "numpy", "blas": host.get("blas", {})}
     env = " ".join(f"{k}={v}" for k, v in host.get("environment", {}).items())
-    return (
-        f"host: {host.get('cpu')}; {blas.get('library')} {blas.get('version')}, core type "
-        f"{blas.get('core_type')}, {blas.get('threads')} threads" + (f"; {env}" if env else "")
-    )
+    blas = target.get("blas") or {}
+    if target.get("library") == "numpy":
+        ran = (
+            f"numpy {target.get('version', host.get('numpy', ''))}, {blas.get('library')} "
+            f"{blas.get('version')}, core type {blas.get('core_type')}, "
+            f"{blas.get('threads')} threads"
+        )
+    else:
+        ran = (
+            f"{target.get('library')} {target.get('version', '')} "
+            f"({target.get('backend', '')}), {target.get('threads')} threads"
+        )
+    return f"host: {host.get('cpu')}; {ran}" + (f"; {env}" if env else "")
 
 
 def _classes(n: int) -> str:
@@ -189,16 +227,24 @@ def _print(record: PositionsRecord, max_lines: int) -> None:
         f"verdict: {record.verdict}: {record.outputs_reproduced} of {record.outputs_checked} "
         f"outputs reproduced bit for bit over {record.reproduction.draws} seeded draws"
     )
+    if record.reproduction.output_rounding and record.verdict == "reproduced":
+        print(f"output: {record.reproduction.output_rounding} (out {record.out})")
     for line in record.evidence:
         print(f"  {line}")
+    for test in record.failed_tests:
+        print(f"  failed test {test['test']}: {test['finding']}; input {test['input']}")
+    if record.first_call.get("differs"):
+        print(f"first-call effect: {record.first_call['finding']}")
     print(_host_line(record.host))
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the classes, their families and trees, and the verdict; the record goes to --json."""
     from fp8lab.kernels.sources.isolated import KernelHost, KernelLoadError
+    from fp8lab.kernels.sources.library_facts import library_facts
     from fp8lab.kernels.sources.shared_abi import is_shared_source
     from fp8lab.order import ProbeError, SumProbe
+    from fp8lab.order.host import host_facts
     from fp8lab.order.per_position import infer_positions
     from fp8lab.runtime.guard import KernelFaultError
 
@@ -206,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--kernel {args.kernel}: a shared library is read --as fp8 (fp8lab_matmul)")
     _check_sizes(args)
     positions = _positions(args)
-    kind = "matmul" if args.kind == "fp8" else "callable"
+    kind = "gemm" if args.kind == "fp8" else "callable"
     with KernelHost(kind, args.kernel, timeout=args.kernel_timeout) as host:
         try:
             host.declared  # noqa: B018 - a module that cannot be imported is a usage error
@@ -215,24 +261,28 @@ def run(args: argparse.Namespace) -> int:
         try:
             if host.dead:
                 raise KernelFaultError(host.dead)
-            probe = _probe(args, host.kernel())
+            kernel = host.kernel()
+            probe = _probe(args, kernel)
+            facts = host_facts(getattr(kernel, "host_facts", None) or library_facts(kernel))
             if args.batch and not isinstance(probe, SumProbe):
-                record = _batched(args, probe)
+                record = _batched(args, probe, facts)
             else:
                 record = infer_positions(
-                    probe, args.kernel, positions, method=args.method, seed=args.seed
-                )
+                    probe, args.kernel, positions, method=args.method, seed=args.seed,
+                    host=facts, warmup=args.warmup,
+                )  # fmt: skip
         except (ProbeError, KernelFaultError) as exc:
             print(f"fp8lab order: {args.kernel}: {exc}", file=sys.stderr)
             return EXIT_CODES["fail"]
         changed = "; ".join(host.env_changes)
+        seen = {"fp_env_read": host.fp_env_read, "isolation": host.isolation}
     if host.dead:  # the kernel's process ended after the last probe it answered
         print(f"fp8lab order: {args.kernel}: {host.dead}", file=sys.stderr)
         return EXIT_CODES["fail"]
     _print(record, args.max_lines)
     if changed:
         print(f"fp_env_changed: {changed}")
-    write_json_output(args.json, {**record.to_json(), "fp_env_changed": changed})
+    write_json_output(args.json, {**record.to_json(), "fp_env_changed": changed, **seen})
     if changed and args.strict_env:
         print(f"fp8lab order: {args.kernel}: --strict-env: {changed}", file=sys.stderr)
         return EXIT_CODES["fail"]

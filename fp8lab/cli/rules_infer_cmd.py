@@ -12,11 +12,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from fp8lab.cli.common import CliError, write_json_output
+from fp8lab.cli.common import CliError
 from fp8lab.cli.isolation_args import add_isolation_arguments
 from fp8lab.cli.names import KERNEL_ERROR, KERNEL_ERROR_EXIT
+from fp8lab.cli.record_paths import write_json_output
 from fp8lab.runtime.exit_codes import EXIT_CODES
 
 if TYPE_CHECKING:
@@ -33,7 +34,8 @@ def add_infer_arguments(p: argparse.ArgumentParser) -> None:
         dest="kernel",
         metavar="MODULE:FUNC",
         help="infer: your GQ kernel, FUNC(x) -> (codes, scales), for nvfp4 FUNC(x, "
-        "global_scale) (docs/gates/gq.md); it runs in a process of its own",
+        "global_scale) (docs/gates/gq.md); with --scheme static your G1 kernel, "
+        "FUNC(x, scale) -> codes (docs/gates/g1.md); it runs in a process of its own",
     )
     p.add_argument(
         "--arrays",
@@ -53,7 +55,7 @@ def add_infer_arguments(p: argparse.ArgumentParser) -> None:
         "--write-rule",
         metavar="PATH",
         help="infer: write the inferred declaration as a rule file (named inferred-SCHEME) "
-        "that fp8lab gates --gate GQ --rule-file reads",
+        "that fp8lab gates --gate GQ --rule-file reads (static: --gate G1)",
     )
     p.add_argument(
         "--json",
@@ -66,26 +68,24 @@ def add_infer_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_infer(args: argparse.Namespace) -> int:
     """Call the kernel on GQ's population, search the declarations, print and write the result."""
-    from fp8lab.gates.gq import gq_calls
-    from fp8lab.gates.rule_candidates import rule_candidates
-    from fp8lab.gates.rule_inference import infer_rule, record_outputs
+    from fp8lab.gates.rule_candidates import STATIC_SCHEME, named_rules
     from fp8lab.kernels.sources.isolated import KernelHost, KernelLoadError
     from fp8lab.runtime.guard import KernelFaultError
 
     if args.name is not None or args.kernel is None or args.scheme is None:
         raise CliError("rules infer takes --scheme S and --kernel MODULE:FUNC, and no NAME")
     try:
-        rule_candidates(args.scheme)
+        named_rules(args.scheme)
     except ValueError as exc:
         raise CliError(f"--scheme {args.scheme}: {exc}") from None
-    for path in (args.write_rule, args.json):
+    for path in (args.write_rule,):  # --json is reserved before the command starts
         if path not in (None, "-") and Path(path).exists():
             raise CliError(f"{path} exists; fp8lab never overwrites a file")
-    calls = gq_calls(args.scheme, _any_rule(args.scheme))
+    static = args.scheme == STATIC_SCHEME
     host = KernelHost(
-        "scheme",
+        "quant" if static else "scheme",
         args.kernel,
-        scheme=args.scheme,
+        scheme=None if static else args.scheme,
         timeout=args.kernel_timeout,
         arrays=args.arrays,
         device=args.device,
@@ -96,9 +96,9 @@ def run_infer(args: argparse.Namespace) -> int:
                 kernel = host.kernel()
             except KernelLoadError as exc:
                 raise CliError(str(exc)) from None
-            outputs = record_outputs(kernel, calls)
-            found = infer_rule(args.scheme, args.kernel, calls, outputs)
+            found = _search(args.scheme, args.kernel, kernel)
         changed = "; ".join(host.env_changes)
+        seen = {"fp_env_read": host.fp_env_read, "isolation": host.isolation}
     except KernelFaultError as exc:
         print(f"fp8lab rules infer: {KERNEL_ERROR}: {exc.reason}", file=sys.stderr)
         return KERNEL_ERROR_EXIT
@@ -109,18 +109,31 @@ def run_infer(args: argparse.Namespace) -> int:
     if args.write_rule and found.chosen is not None:
         _write_rule(Path(args.write_rule), found)
     write_json_output(
-        args.json, {**found.to_dict(), "fp_env_changed": changed, "strict_env": args.strict_env}
+        args.json,
+        {**found.to_dict(), "fp_env_changed": changed, "strict_env": args.strict_env, **seen},
     )
     if changed and args.strict_env:
         return EXIT_CODES["fail"]
     return EXIT_CODES["pass"] if found.status == "reproduced" else EXIT_CODES["fail"]
 
 
-def _any_rule(scheme: str) -> str:
-    """A named rule of ``scheme``: GQ's calls depend on the scheme alone."""
-    from fp8lab.gates.gq import GQ_RULES
+def _search(scheme: str, name: str, kernel: Any) -> Inference:
+    """The kernel called on the scheme's calls, and the declarations searched on its outputs."""
+    if scheme == "static":
+        from fp8lab.gates.static_inference import (
+            infer_static_rule,
+            record_static_outputs,
+            static_calls,
+        )
 
-    return GQ_RULES[scheme][0]
+        calls = static_calls()
+        codes, element = record_static_outputs(kernel, calls)
+        return infer_static_rule(name, calls, codes, element)
+    from fp8lab.gates.gq import GQ_RULES, gq_calls
+    from fp8lab.gates.rule_inference import infer_rule, record_outputs
+
+    calls = gq_calls(scheme, GQ_RULES[scheme][0])  # GQ's calls depend on the scheme alone
+    return infer_rule(scheme, name, calls, record_outputs(kernel, calls, scheme))
 
 
 def _summary(found: Inference) -> str:
@@ -136,6 +149,14 @@ def _summary(found: Inference) -> str:
     own = f"{named}'s own declaration" if not n else f"{named} with {changed}"
     lines.append(f"{what}: {own}" + (":" if n else ""))
     lines += [f"  {k}: {named} -> {got}" for k, (named, got) in found.differing.items()]
+    if found.scheme == "static" and found.chosen is not None:
+        from fp8lab.gates.g1_explain import what_it_does
+
+        doing = [
+            what_it_does(a, getattr(found.chosen, a))
+            for a in ("element", "apply", "arithmetic", "element_rounding", "saturate")
+        ]
+        lines.append(f"the kernel {', '.join(doing)}")
     if len(found.matching) > 1:
         values = found.to_dict()["ambiguous_axes"]
         lines.append(
@@ -153,6 +174,10 @@ def _summary(found: Inference) -> str:
         lines += [
             f"  {o.case} {o.where()}: got {o.got} want {o.want}" for o in check.first_offenders[:4]
         ]
+        held = ", ".join(found.held_fixed)
+        lines.append(f"held fixed (never searched): {held}")
+        if found.first_unexplained:
+            lines.append(f"first call no candidate explains: {found.first_unexplained}")
     return "\n".join(lines)
 
 
@@ -166,9 +191,10 @@ def _write_rule(path: Path, found: Inference) -> None:
     from fp8lab.specs.scale_rules import rule_text
 
     assert found.chosen is not None
+    words = "G1's static words" if found.scheme == "static" else f"GQ's {found.scheme} population"
     source = (
-        f"inferred by fp8lab rules infer from {found.kernel} on GQ's {found.scheme} "
-        f"population ({found.status}; nearest named rule {found.nearest_named})"
+        f"inferred by fp8lab rules infer from {found.kernel} on {words} "
+        f"({found.status}; nearest named rule {found.nearest_named})"
     )
     rule = replace(found.chosen, source=source)
     text = nvfp4_rule_text(rule) if isinstance(rule, Nvfp4ScaleRule) else rule_text(rule)

@@ -7,8 +7,9 @@ import time
 from typing import Any
 
 from fp8lab.cli.argtypes import positive_float_arg, positive_int_arg, workers_arg
-from fp8lab.cli.common import CliError, write_json_output
+from fp8lab.cli.common import CliError
 from fp8lab.cli.executor_args import add_executor_args, open_executor
+from fp8lab.cli.record_paths import write_json_output
 from fp8lab.runtime.exit_codes import EXIT_CODES
 from fp8lab.specs.formats import FP8_FORMATS
 
