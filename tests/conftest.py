@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import itertools
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,6 +16,8 @@ from fp8lab.refs import ScanPolicy
 from fp8lab.runtime.cluster import SCHEDULER_ENV
 from fp8lab.specs.format import FormatSpec
 from fp8lab.specs.formats import FORMATS, FP8_FORMATS
+
+pytest_plugins = ["tests.budget", "tests.ledger"]
 
 # Deterministic: hypothesis draws from a fixed seed and keeps no example database.
 settings.register_profile("fp8lab", derandomize=True, database=None)
@@ -94,3 +99,26 @@ CODEC_POLICIES = [
 def scan_policy(saturate: bool, nan: str) -> ScanPolicy:
     """The scan reference's own statement of a codec NaN policy (its name read literally)."""
     return ScanPolicy(saturate, nan.startswith("keep-sign"), nan.endswith("all-ones"))
+
+
+def needs(*modules: str, extra: str) -> pytest.MarkDecorator:
+    """Skip, saying which, where a top-level module is not installed (found, not imported).
+
+    Collection then imports no torch, compressed-tensors, triton, dask or mkdocs for
+    the tests that ``make test-fast`` leaves out anyway.
+    """
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    why = f"{', '.join(missing)} not installed (optional: the {extra} extra)"
+    return pytest.mark.skipif(bool(missing), reason=why)
+
+
+class LazyModule:
+    """A module imported on its first attribute, so a test module can name it at top level."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("_"):  # pytest's collection asks for __test__ and its own marks
+            raise AttributeError(attr)
+        return getattr(importlib.import_module(self._name), attr)

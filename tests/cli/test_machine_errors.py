@@ -14,12 +14,12 @@ from fp8lab.cli.main import main
 def test_a_machine_error_is_one_line_and_exit_1(
     code: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import fp8lab.cli.common as common
+    import fp8lab.cli.record_paths as record_paths
 
     def full(path: Path, data: bytes, *, overwrite: bool = False) -> Path:
         raise OSError(code, "No space left on device" if code == errno.ENOSPC else "Read-only")
 
-    monkeypatch.setattr(common, "write_atomic", full)
+    monkeypatch.setattr(record_paths, "write_atomic", full)
     out = tmp_path / "g.json"
     assert main(["gates", "--gate", "G1", "--json", str(out)]) in (1, 2)
     err = capsys.readouterr().err.strip().splitlines()

@@ -14,9 +14,13 @@ import pytest
 
 from fp8lab.cli.main import main
 from fp8lab.gates.gq import GQ_RULES
+from fp8lab.gates.records import GateResult, GateStatus
+from fp8lab.specs.gate_options import GateOptions
+from fp8lab.specs.gates import Gate
 from fp8lab.specs.nvfp4_rule_file import nvfp4_rule_text, parse_nvfp4_rules
 from fp8lab.specs.nvfp4_rules import NVFP4_RULES
 from fp8lab.specs.scale_rules import RULES, parse_rules, rule_text
+from fp8lab.specs.static_rules import STATIC_RULES
 from tests.meta.gates_subprocess import run_gates
 
 
@@ -32,7 +36,8 @@ def test_all_rules_in_one_file_read_back() -> None:
 def test_list_names_every_rule_of_every_scheme(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rules", "list"]) == 0
     rows = [line.split()[:2] for line in capsys.readouterr().out.splitlines()]
-    assert rows == [[s, n] for s, names in GQ_RULES.items() for n in names]
+    listed = {**GQ_RULES, "static": tuple(STATIC_RULES)}
+    assert rows == [[s, n] for s, names in listed.items() for n in names]
     assert main(["rules", "list", "--scheme", "mxfp8"]) == 0
     assert [r.split()[1] for r in capsys.readouterr().out.splitlines()] == list(GQ_RULES["mxfp8"])
 
@@ -40,6 +45,21 @@ def test_list_names_every_rule_of_every_scheme(capsys: pytest.CaptureFixture[str
 def test_show_prints_the_rule_file(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rules", "show", "rceil"]) == 0
     assert parse_rules(capsys.readouterr().out) == (RULES["rceil"],)
+    assert main(["rules", "show", "onnx-quantizelinear-e5m2-nosat"]) == 0
+    static = STATIC_RULES["onnx-quantizelinear-e5m2-nosat"]
+    assert parse_rules(capsys.readouterr().out) == (static,)
+
+
+def test_show_splits_prints_every_row_of_the_rules_table(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from fp8lab.populations.split_cache import cached_split_table
+
+    assert main(["rules", "show", "rceil", "--splits"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split()[:3] for line in lines[2:]]
+    assert rows == [[s.axis, s.value, s.status] for s in cached_split_table(RULES["rceil"])]
+    assert ["e8m0_exponent", "log2-float32", "split"] in rows
 
 
 @pytest.mark.parametrize("name", sorted(NVFP4_RULES))
@@ -59,8 +79,11 @@ def test_an_nvfp4_rule_shown_reads_back_as_itself(
         (["list", "--scheme", "diagonal"], "unknown scheme"),
         (["infer", "--scheme", "per-token"], "--kernel MODULE:FUNC"),
         (["infer", "--kernel", "kern:port"], "--scheme S"),
-        (["infer", "--scheme", "diagonal", "--kernel", "kern:port"], "varies the scale rules"),
+        (["infer", "--scheme", "diagonal", "--kernel", "kern:port"], "searches the rules of"),
         (["show", "rceil", "--kernel", "kern:port"], "go with rules infer"),
+        (["list", "--splits"], "--splits goes with rules show"),
+        (["show", "te-nvfp4-divide", "--splits"], "split tables are for scale rules"),
+        (["show", "rceil[pow2=none]", "--splits"], "e8m0fnu scales go with"),
     ],
 )
 def test_bad_input_is_one_line(
@@ -85,6 +108,35 @@ def test_a_shown_rule_renamed_holds_a_kernel_as_the_original(tmp_path: Path) -> 
     assert right.returncode == 0, right.stdout + right.stderr
     wrong = run_gates(tmp_path, *argv, "--kernel", "kern:wrong")
     assert wrong.returncode == 1 and "FAIL" in wrong.stdout, wrong.stdout + wrong.stderr
+
+
+def test_a_rule_file_of_one_rule_needs_no_rule_flag(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The file is read once, and its one rule is the rule (the gate itself is stubbed)."""
+    text = rule_text(RULES["vllm-per-token"]).replace('"vllm-per-token"', '"mine"')
+    (tmp_path / "one.toml").write_text(text)
+    held: list[GateOptions] = []
+    ran: list[str] = []
+
+    def stub(gate: Gate, args: object, options: GateOptions) -> list[GateResult]:
+        held.append(options)
+        ran.append(gate.name)
+        return [GateResult(gate.name, "stub", GateStatus.PASS, "", 1, 1, 0, 1, 0, 0)]
+
+    monkeypatch.setattr("fp8lab.cli.gates_cmd._run_gate", stub)
+    monkeypatch.setattr("fp8lab.cli.gates_cmd.prestart", lambda args, stack: {})
+    argv = ["gates", "--gate", "GQ", "--kernel", "kern:right", "--rule-file"]
+    assert main([*argv, str(tmp_path / "one.toml")]) == 0, capsys.readouterr()
+    ((choice,),) = [options.schemes for options in held]
+    assert (choice.scheme, choice.rule.name) == ("per-token", "mine")
+    assert main(["gates", "--gate", "all", *argv[3:], str(tmp_path / "one.toml")]) == 0
+    assert ran.count("GQ") == 2 and all(o.schemes == held[0].schemes for o in held)
+    two = rule_text(RULES["vllm-per-token"], RULES["vllm-native-per-token"])
+    (tmp_path / "two.toml").write_text(two.replace('"vllm-', '"my-'))
+    assert main([*argv, str(tmp_path / "two.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "name one of its rules with --rule: my-per-token, my-native-per-token" in err
 
 
 @pytest.mark.process

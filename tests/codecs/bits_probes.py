@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -55,12 +56,20 @@ def designed_bits(fmt: FormatSpec) -> np.ndarray:
 
 
 def mismatches(
-    fmt: FormatSpec, kernel: Kernel = encode_float32_bits_rne
+    fmt: FormatSpec,
+    kernel: Kernel = encode_float32_bits_rne,
+    first: int | None = None,
+    saturating: bool | None = None,
 ) -> list[tuple[str, str, int, int, int]]:
-    """(saturate, policy, input bits, kernel code, table code) where ``kernel`` differs."""
+    """(saturate, policy, input bits, kernel code, table code) where ``kernel`` differs.
+
+    ``first``: only the first that many of :func:`policies` (each policy compiles a
+    kernel), of those with ``saturate == saturating`` when that is given.
+    """
     bits = designed_bits(fmt)
     found = []
-    for saturate, policy, codes in policies(fmt):
+    chosen = (p for p in policies(fmt) if saturating is None or p[0] == saturating)
+    for saturate, policy, codes in itertools.islice(chosen, first):
         got = kernel(bits, bits_params(fmt, codes))
         want = encode_float32_bits(bits, float32_table(fmt, saturate, policy))
         for i in np.flatnonzero(got != want):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -18,18 +20,31 @@ POLICIES = CODEC_POLICIES
 E4M3 = FORMATS["e4m3fn"]
 
 
+@functools.cache
+def _probes_and_scan(
+    fmt: FormatSpec, saturate: bool, nan: str, dtype: type
+) -> tuple[np.ndarray, np.ndarray]:
+    """The probes and their scan codes, once per format, policy and dtype (not per method).
+
+    The array scan is held to the literal scalar scan here, value by value.
+    """
+    x = np.concatenate([midpoint_probes(fmt, dtype), special_probes(fmt).astype(dtype)])
+    policy = scan_policy(saturate, nan)
+    want = scan_encode(x, fmt, policy)
+    literal = np.array([scan_scalar(float(v), fmt, policy) for v in x], np.uint8)
+    assert np.array_equal(want, literal)
+    return x, want
+
+
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize(("saturate", "nan"), POLICIES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_midpoints_and_neighbours_match_scan(
     fmt: FormatSpec, method: str, saturate: bool, nan: str, dtype: type
 ) -> None:
-    x = np.concatenate([midpoint_probes(fmt, dtype), special_probes(fmt).astype(dtype)])
-    policy = scan_policy(saturate, nan)
+    x, want = _probes_and_scan(fmt, saturate, nan, dtype)
     got = encode(x, fmt, saturate=saturate, nan=nan, method=method)
-    assert np.array_equal(got, scan_encode(x, fmt, policy))
-    literal = np.array([scan_scalar(float(v), fmt, policy) for v in x], np.uint8)
-    assert np.array_equal(got, literal)
+    assert np.array_equal(got, want)
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -15,18 +15,21 @@ import pytest
 
 from fp8lab.codecs import encode
 from fp8lab.specs.formats import FORMATS
+from tests.conftest import LazyModule, needs
 
-torch = pytest.importorskip("torch", reason="torch is not installed (optional: the torch extra)")
+torch = LazyModule("torch")
+pytestmark = needs("torch", extra="torch")
 
-DTYPES = {
-    "e4m3fn": (torch.float8_e4m3fn, True, "keep-sign"),
-    "e5m2": (torch.float8_e5m2, False, "keep-sign-all-ones"),
+DTYPES = {  # torch's dtype (named: torch is imported by the first test), saturate, NaN policy
+    "e4m3fn": ("float8_e4m3fn", True, "keep-sign"),
+    "e5m2": ("float8_e5m2", False, "keep-sign-all-ones"),
 }
 
 
 @pytest.mark.parametrize("fmt", sorted(DTYPES))
 def test_torchs_cast_is_the_encoder_under_its_nan_policy(fmt: str) -> None:
-    dtype, saturate, nan = DTYPES[fmt]
+    name, saturate, nan = DTYPES[fmt]
+    dtype = getattr(torch, name)
     widened = np.arange(1 << 16, dtype=np.uint16).view(ml_dtypes.bfloat16).astype(np.float32)
     payloads = np.arange(0x7F800001, 0x7F800001 + 4096, dtype=np.uint32)
     nans = np.concatenate([payloads, payloads | 0x8000_0000]).view(np.float32)

@@ -10,6 +10,7 @@ import pytest
 
 from fp8lab.detect import brute_force, exposing_fused, use_fused
 from fp8lab.detect.brute import exposing_in_chunk
+from fp8lab.detect.fused import _fused_loop, fused_table, runs_per_sign
 from fp8lab.kernels import FunctionKernel, quant_static
 from fp8lab.specs.formats import FP8_FORMATS
 from fp8lab.sweeps.range_run import RangeRun
@@ -92,3 +93,15 @@ def test_cli_fused_engine_refuses_a_foreign_kernel(capsys: pytest.CaptureFixture
     assert main([*argv, "--kernels", "reciprocal,tests.defects:divide"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--engine fused runs only" in err[0]
+
+
+@pytest.mark.parametrize("scale", [0.9, 8.507059173023462e37, 1.1754943508222875e-38, 807403.5])
+def test_skipped_blocks_hold_no_exposing_input(scale: float) -> None:
+    # the loop with its block skip equals the loop that computes every block
+    table = fused_table("e4m3fn")
+    assert runs_per_sign(table)
+    s = np.float32(scale)
+    r = np.float32(np.float32(1.0) / s)
+    for lo in (0x00000000, 0x3F000000, 0x7F400000, 0x80400000, 0xBB000000):
+        args = (lo, lo + (1 << 20), r, s, False, True, table)
+        assert _fused_loop(*args, True).tobytes() == _fused_loop(*args, False).tobytes()

@@ -24,11 +24,10 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from tests.conftest import needs
 from tests.evidence.chromium_probe import chromium, probe, reader_problems
 
-pytest.importorskip("mkdocs", reason="mkdocs missing: pip install 'fp8lab[docs]'")
-
-pytestmark = pytest.mark.process
+pytestmark = [pytest.mark.process, needs("mkdocs", extra="docs")]
 
 ROOT = Path(__file__).resolve().parents[2]
 # the home page and one page of each part of the navigation

@@ -22,11 +22,13 @@ from fp8lab.evidence.report import render_report
 from tests.evidence.front_fixtures import (
     build_results,
     executed_notebook,
+    file_run,
     gate,
     page_problems,
     proof,
     table_rows,
 )
+from tests.notebooks.conftest import write_notebook
 
 
 def test_count_has_thousands_separators_and_names_2_to_the_32() -> None:
@@ -38,9 +40,11 @@ def test_count_has_thousands_separators_and_names_2_to_the_32() -> None:
 
 
 def test_scale_is_decimal_beside_exact_hex() -> None:
-    assert fp.scale((0.0092).hex()) == "0.0092 <code>0x1.2d77318fc5048p-7</code>"
-    assert fp.scale(0.5) == "0.5 <code>0x1.0000000000000p-1</code>"
-    assert fp.scale(None) == fp.NONE
+    assert fp.scale((0.0092).hex()) == ("0.0092", "0x1.2d77318fc5048p-7")
+    assert fp.scale(0.5) == ("0.5", "0x1.0000000000000p-1")
+    assert fp.scale(None) is None
+    cell = fp.render("front_macros.html.j2", "scale_cell", value=(0.0092).hex())
+    assert cell == "0.0092 <code>0x1.2d77318fc5048p-7</code>"
 
 
 def test_seconds_and_hex_numbers() -> None:
@@ -50,14 +54,18 @@ def test_seconds_and_hex_numbers() -> None:
     assert number("not a number") is None
 
 
+def badge_html(status: str) -> str:
+    return str(fp.render("front_macros.html.j2", "status_badge", status=status))
+
+
 @pytest.mark.parametrize("status", ["PASS", "FAIL", "PENDING"])
 def test_badge_names_its_status_in_its_own_class(status: str) -> None:
-    html = fp.badge(status)
+    html = badge_html(status)
     assert f"class='badge {status}'" in html and f">{status}" in html
 
 
 def test_pending_is_never_styled_or_worded_as_pass() -> None:
-    html = fp.badge("PENDING")
+    html = badge_html("PENDING")
     assert "PASS" not in html and "owed" in html
     assert ".PENDING" in fp.STYLE and ".PENDING" not in fp.STYLE.split(".PASS")[0]
 
@@ -184,3 +192,20 @@ def test_remote_loads_finds_each_kind_of_load() -> None:
         "<a href='https://example.org'>a link is not a load</a><img src='data:image/png;base64,AA'>"
     )
     assert len(remote_loads(page)) == 6
+
+
+def test_a_name_or_parameter_holding_markup_is_shown_as_text(tmp_path: Path) -> None:
+    script = "<script>alert(1)</script>"
+    notebook = write_notebook(tmp_path / "notebooks", "gate_g1", extra='note: str = ""')
+    file_run(
+        tmp_path / "results",
+        "gate_g1",
+        {"seed": 0, "smoke": False, "note": script},
+        {"tables/g1.json": [gate("G1", script, "FAIL", 4, 8, 40, f"reason {script}")]},
+    )
+    html = front_page(tmp_path / "results", notebooks={"gate_g1": notebook})[1]
+    assert "<script" not in html and html.count("&lt;script&gt;alert(1)&lt;/script&gt;") == 3
+    (row,) = [r for r in table_rows(html, "gates") if r[0][0] == "G1"]
+    assert row[1][0] == script and row[6][0] == f"reason {script}"  # the text a reader sees
+    (run,) = [r for r in table_rows(html, "runs") if r[0][0] == "gate_g1"]
+    assert run[5][0] == f"note={script!r}"

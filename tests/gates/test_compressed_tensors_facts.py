@@ -9,18 +9,16 @@ with the reason, without torch and compressed-tensors (the ``ecosystem`` extra).
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from fp8lab.refs import reference_scheme_quant
 from fp8lab.specs.scale_rules import RULES
+from tests.conftest import LazyModule, needs
 
-torch = pytest.importorskip("torch", reason="torch is not installed (the ecosystem extra)")
-ct = pytest.importorskip(
-    "compressed_tensors.quantization",
-    reason="compressed-tensors is not installed (the ecosystem extra)",
-)
-forward = pytest.importorskip("compressed_tensors.quantization.lifecycle.forward")
-helpers = pytest.importorskip("compressed_tensors.quantization.utils")
+torch = LazyModule("torch")
+ct = LazyModule("compressed_tensors.quantization")
+forward = LazyModule("compressed_tensors.quantization.lifecycle.forward")
+helpers = LazyModule("compressed_tensors.quantization.utils")
+pytestmark = needs("torch", "compressed_tensors", extra="ecosystem")
 
 EPS = 2.0**-23
 

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from fp8lab.cli.main import main
-from fp8lab.gates import GATES, GateStatus, run_g2h
+from fp8lab.gates import GateStatus, run_g2h
 from fp8lab.gates.g2h import G2H_SCOPE
 from fp8lab.populations import g1_population
+from fp8lab.specs.gates import GATES, load
 from tests.cuda.conftest import host_library, needs_gxx
 
 # the 448/464 top, e5m2's 57344/61440 top, the smallest subnormals, the inf/NaN edge
@@ -48,7 +49,7 @@ def test_g2h_passes_the_upstream_kernel_and_counts_what_it_examined() -> None:
 def test_the_record_says_what_it_proves_and_what_it_does_not() -> None:
     assert "cuda_fp8.hpp" in G2H_SCOPE and "-NaN gives 0x7F" in G2H_SCOPE
     assert "Does not prove: the sm_89+ device instruction cvt.rn.satfinite.e4m3x2.f32" in G2H_SCOPE
-    assert GATES["G2h"] is run_g2h
+    assert load(GATES["G2h"].runner) is run_g2h
 
 
 @needs_gxx

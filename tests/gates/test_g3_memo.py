@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fp8lab.gates import g3_memo
 from fp8lab.gates.g3_memo import remembered_reference
 from fp8lab.refs.gemm_exact import seed_reference
 
@@ -48,3 +49,23 @@ def test_any_changed_input_gets_its_own_reference(change: str) -> None:
         a, b = a.reshape(8, 16).copy(), b.reshape(6, 16).copy()
     got = remembered_reference(a, b, s_in, 0.25, out)
     assert got is not base and _same(got, seed_reference(a, b, s_in, 0.25, out))
+
+
+def test_the_keep_most_recently_used_are_kept_and_no_more(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    computed: list[float] = []
+
+    def counted(a: np.ndarray, b: np.ndarray, s_in: float, s_w: float, *rest: str) -> object:
+        computed.append(s_in)
+        return seed_reference(a, b, s_in, s_w, *rest)
+
+    monkeypatch.setattr(g3_memo, "seed_reference", counted)
+    a, b = _operands(3)
+    scales = [1.0 + i / 1024 for i in range(g3_memo.KEEP + 1)]  # one key each
+    for s in [*scales[:-1], scales[0], scales[-1]]:  # scales[1] is now the least recent
+        remembered_reference(a, b, s, 1.0, "f32")
+    assert len(computed) == g3_memo.KEEP + 1 and len(g3_memo.KEPT) == g3_memo.KEEP
+    remembered_reference(a, b, scales[0], 1.0, "f32")
+    remembered_reference(a, b, scales[1], 1.0, "f32")
+    assert computed[g3_memo.KEEP + 1 :] == [scales[1]]

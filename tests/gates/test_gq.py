@@ -11,10 +11,13 @@ import numpy as np
 import pytest
 
 from fp8lab.cli.main import main
-from fp8lab.gates import GATES, GQ_RULES, GQ_SCHEMES, SCHEME_GATES, GateStatus, run_gq
+from fp8lab.gates import GQ_RULES, GQ_SCHEMES, GateStatus, run_gq
 from fp8lab.gates.records import GateResult
 from fp8lab.kernels.scheme import SCHEME_PORTS, scheme_quant
+from fp8lab.populations.rule_splits import split_cases
 from fp8lab.populations.schemes import case_labels
+from fp8lab.populations.split_cache import cached_split_table
+from fp8lab.specs.gates import GATES, load
 from fp8lab.specs.nvfp4_rules import NVFP4_RULES
 from fp8lab.specs.scale_rules import RULES
 
@@ -62,12 +65,13 @@ def port_record(name: str) -> GateResult:
 def _gq_reading_port_records(func: Any, **options: Any) -> GateResult:
     """GQ for the command: a port under its own rule from :func:`port_record`, else a run."""
     rule = options.get("rule")
+    name = str(getattr(rule, "name", rule))
     if (
-        isinstance(rule, str)
-        and SCHEME_PORTS.get(rule) is func
-        and options == {"scheme": GQ_SCHEME_OF[rule], "rule": rule}
+        SCHEME_PORTS.get(name) is func
+        and set(options) == {"scheme", "rule"}
+        and options["scheme"] == GQ_SCHEME_OF[name]
     ):
-        return port_record(rule)
+        return port_record(name)
     return run_gq(func, **options)
 
 
@@ -75,7 +79,7 @@ def test_every_rule_has_a_scheme() -> None:
     assert set(SCHEME_OF) == set(RULES) and set(GQ_SCHEME_OF) == set(RULES) | set(NVFP4_RULES)
     assert set(GQ_SCHEME_OF.values()) == set(GQ_SCHEMES)
     assert {r: s for s, rules in GQ_RULES.items() for r in rules} == GQ_SCHEME_OF
-    assert GATES["GQ"] is run_gq and {"GQ"} == SCHEME_GATES
+    assert load(GATES["GQ"].runner) is run_gq and GATES["GQ"].kind == "scheme"
     assert {n: p.name for n, p in SCHEME_PORTS.items()} == {n: n for n in GQ_SCHEME_OF}
     # every NVFP4 rule names the kernel whose element path it models
     assert all(r.element_source for r in NVFP4_RULES.values())
@@ -98,11 +102,22 @@ def test_the_port_passes_gq_and_the_record_counts_it(name: str) -> None:
     tensor = GQ_SCHEME_OF[name] in ("per-tensor", "nvfp4")
     calls = 2 if GQ_SCHEME_OF[name] == "nvfp4" else 1  # nvfp4: the own and a 1.5x global amax
     nvfp4 = GQ_SCHEME_OF[name] == "nvfp4"  # its two formula-split cases add three tensors each
-    # e4m3fn: 17 cases (three of them log2-split), 111 tensor rows (those three add 12)
-    want = 2 * calls * ((99 if nvfp4 else 111) if tensor else 17)
+    # e4m3fn: 18 cases (three of them log2-split), 113 tensor rows (those three add 12),
+    # then the rule's rule-split calls (three per input dtype; per tensor one per probe row)
+    derived = (
+        0
+        if nvfp4
+        else sum(
+            len(x) if tensor else 1
+            for d in ("float32", "bfloat16")
+            for x in split_cases(cached_split_table(RULES[name]), "e4m3fn", d)
+        )
+    )
+    want = 2 * calls * ((99 if nvfp4 else 113) if tensor else 18) + derived
     assert result.cases == want and result.assertions == result.cases
     assert result.words > 10_000 and result.mismatches == result.assertions_failed == 0
     labels = set(case_labels("e2m1fn" if nvfp4 else "e4m3fn"))
+    labels |= {"rule-split"} if derived else set()
     assert set(result.mismatches_by_class) == labels  # every class counted, each 0
     assert set(result.mismatches_by_class.values()) == {0}
     assert result.to_dict()["rule"] == name
@@ -122,7 +137,8 @@ def test_the_record_is_named_after_the_kernel_or_the_caller() -> None:
 def test_the_command_runs_every_port_or_the_ones_named(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(GATES, "GQ", _gq_reading_port_records)  # each port's GQ run once
+    reading = dataclasses.replace(GATES["GQ"], runner=f"{__name__}:_gq_reading_port_records")
+    monkeypatch.setitem(GATES, "GQ", reading)  # each port's GQ run once
     path = tmp_path / "gq.json"
     assert main(["gates", "--gate", "GQ", "--json", str(path)]) == 0
     rows = json.loads(path.read_text())
@@ -160,10 +176,10 @@ def test_gq_refuses_a_rule_of_another_scheme_and_unknown_names() -> None:
         run_gq(port_of("rceil"), scheme="mxfp8", rule="rceil", input_dtypes=["float16"])
 
 
-def test_the_other_gates_records_name_no_scheme() -> None:
+def test_the_other_gates_records_name_no_scheme_and_g1_its_static_rule() -> None:
     from fp8lab.gates import run_g1
     from fp8lab.kernels import BUILTIN_KERNELS
 
     record = run_g1(next(iter(BUILTIN_KERNELS.values())), scales=(1.0,), shard_scales=())
-    assert record.to_dict()["scheme"] is None and record.to_dict()["rule"] is None
+    assert record.to_dict()["scheme"] is None and record.to_dict()["rule"] == "vllm-cpp-static"
     assert np.isfinite(record.words)

@@ -57,7 +57,7 @@ def test_the_divide_reciprocal_twin_dies_with_margin(scheme: str, name: str, ste
     if rule.e8m0_exponent is E8m0Exponent.LOG2_FLOAT32 and step == "scale_from":
         # the byte is ceil(float32 log2(d)): one ulp of d can cross the log2's rounding point,
         # and the log2-split amaxes sit on it (the highest split of their binades)
-        assert failed >= MARGIN and cases == {"log2-split"}, (failed, cases)
+        assert failed >= MARGIN and cases <= {"log2-split", "rule-split"}, (failed, cases)
         return
     if rule.pow2 is not Pow2.NONE:
         assert failed == 0, f"{name}: a power-of-two scale's twin is the rule itself"

@@ -64,3 +64,22 @@ def test_a_wrong_kernel_still_fails_after_the_right_one_filled_the_memo() -> Non
 
     result = run_gq(off_by_one, scheme="per-token", rule="vllm-per-token", calls=calls)
     assert result.status.name == "FAIL" and result.assertions_failed >= 1
+
+
+def test_the_keep_most_recently_used_are_kept_and_no_more() -> None:
+    rule = replace(RULES["vllm-per-token"], name="kept-test")
+    done = (np.zeros(1, np.uint8), np.ones(1, np.float32))
+    computed: list[int] = []
+
+    def call(i: int) -> None:
+        x = np.array([i], np.int64)
+        gq_memo.remembered_expectation(rule, (x,), lambda: (computed.append(i), done)[1])
+
+    for i in range(gq_memo.KEEP):
+        call(i)
+    call(0)  # used again: 1 is now the least recently used
+    call(gq_memo.KEEP)
+    assert len(computed) == gq_memo.KEEP + 1 and len(gq_memo.KEPT) == gq_memo.KEEP
+    call(0)
+    call(1)
+    assert computed[gq_memo.KEEP + 1 :] == [1]

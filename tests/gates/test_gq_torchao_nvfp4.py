@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch", reason="torch is not installed (optional: the ecosystem extra)")
-pytest.importorskip("torchao", reason="torchao is not installed (optional: the ecosystem extra)")
+from tests.conftest import needs
 
-pytestmark = pytest.mark.process
+pytestmark = [pytest.mark.process, needs("torch", "torchao", extra="ecosystem")]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "torchao"
 

@@ -18,11 +18,9 @@ import pytest
 
 from fp8lab.specs.nvfp4_rule_file import read_any_rule_file
 from fp8lab.specs.nvfp4_rules import NVFP4_RULES, Nvfp4ScaleRule
+from tests.conftest import needs
 
-pytest.importorskip("torch", reason="torch is not installed (optional: the ecosystem extra)")
-pytest.importorskip("torchao", reason="torchao is not installed (optional: the ecosystem extra)")
-
-pytestmark = pytest.mark.process
+pytestmark = [pytest.mark.process, needs("torch", "torchao", extra="ecosystem")]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "torchao"
 KERNEL = ["--kernel", "torchao_nvfp4:quantize", "--arrays", "torch"]

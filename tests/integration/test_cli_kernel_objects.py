@@ -20,22 +20,32 @@ def test_a_quant_kernel_object_is_used_as_it_is(
 ) -> None:
     out = tmp_path / "g.json"
     argv = ["gates", "--kernel", "tests.meta.cli_kernels:KEEP_SIGN_OBJECT", "--json", str(out)]
-    assert main(argv) == 0, capsys.readouterr()
+    assert main([*argv, "--nan-policy", "keep-sign"]) == 0, capsys.readouterr()
     row = json.loads(out.read_text())[0]
     assert row["kernel"] == "keep_sign_object" and row["nan_policy"] == "keep-sign"
+    assert row["nan_policy_declared_by_kernel"] == "keep-sign"  # recorded, and agreeing
     undeclared = ["gates", "--kernel", "tests.meta.cli_kernels:UNDECLARED_OBJECT"]
     assert main(undeclared) == 1
     assert main([*undeclared, "--nan-policy", "keep-sign"]) == 0
     assert "undeclared_object" in capsys.readouterr().out
 
 
-def test_a_matmul_kernel_object_is_checked_against_its_own_spec(
-    capsys: pytest.CaptureFixture[str],
+def test_a_matmul_kernel_is_held_to_the_model_its_source_or_the_command_states(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    # The object claims the two-scalar epilogue; as a bare function it would be checked
-    # against the folded-alpha model and fail.
-    spec = "tests.meta.cli_kernels:UPSTREAM_MATMUL_OBJECT"
-    assert main(["gates", "--gate", "G3", "--kernel", spec]) == 0, capsys.readouterr()
+    # Its source states the two-scalar epilogue in literals: read as text, it is the model.
+    stated = "tests.meta.cli_kernels:UPSTREAM_STATED"
+    assert main(["gates", "--gate", "G3", "--kernel", stated]) == 0, capsys.readouterr()
+    # This object's spec is computed (a built-in's): only its process says so, which is
+    # recorded and not believed, so G3 holds it to vllm.cpp's folded model and it fails...
+    claimed = "tests.meta.cli_kernels:UPSTREAM_MATMUL_OBJECT"
+    record = tmp_path / "g3.json"
+    assert main(["gates", "--gate", "G3", "--kernel", claimed, "--json", str(record)]) == 1
+    row = json.loads(record.read_text())[0]
+    assert row["measured"]["claimed_model"].startswith("sequential accumulation, two_scalar")
+    assert row["reason"].endswith("model: sequential accumulation, folded epilogue")
+    # ...until the command line states the model.
+    assert main(["gates", "--gate", "G3", "--kernel", claimed, "--gemm", "upstream"]) == 0
     assert main(["gates", "--gate", "G3", "--kernel", "fp8lab.kernels.matmul:matmul_upstream"]) == 1
 
 

@@ -17,7 +17,12 @@ import pytest
 from fp8lab.cli.main import main
 from fp8lab.evidence import EvidenceRun
 from fp8lab.evidence import execute as notebooks_module
-from fp8lab.evidence.execute import NotebookRun, NotebookRunError, run_notebook
+from fp8lab.evidence.execute import (
+    CheckedParameters,
+    NotebookRun,
+    NotebookRunError,
+    run_notebook,
+)
 from fp8lab.evidence.index import collect_runs, write_index
 from fp8lab.evidence.staleness import check_published
 from fp8lab.sweeps.range_run import ALL_PATTERNS
@@ -33,14 +38,16 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
     """Replace the runner with a recorder; a notebook named ``bad*`` fails."""
     seen: list[tuple[str, dict[str, Any]]] = []
 
-    def fake(path: Path, results: Path, overrides: Any = None, **_: Any) -> NotebookRun:
-        seen.append((path.stem, dict(overrides or {})))
+    def fake(checked: CheckedParameters, results: Path, **_: Any) -> NotebookRun:
+        path = checked.path
+        seen.append((path.stem, dict(checked.overrides)))
         if path.stem.startswith("bad"):
             raise NotebookRunError("cell 1 raised ValueError")
         return NotebookRun(path.stem, "complete", results / path.stem / "r", 0.0)
 
     # The command imports the runner when it runs (lazy CLI): the fake goes into its home.
-    monkeypatch.setattr(notebooks_module, "run_notebook", fake)
+    # It checks every notebook's values first, then runs each checked set.
+    monkeypatch.setattr(notebooks_module, "run_checked", fake)
     return seen
 
 

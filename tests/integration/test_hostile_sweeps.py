@@ -39,6 +39,15 @@ def leaks_rounding(x):
     return out
 
 
+def lies_about_rounding(x):
+    import fp8lab.kernels.sources.child as child
+
+    child.env_change = lambda before, after: ""  # its own environment check says nothing
+    out = encode(x, "e4m3fn")
+    _M.fesetround(0xC00)
+    return out
+
+
 def sleeps(x):
     time.sleep(3600)
 
@@ -55,10 +64,11 @@ def halves_and_patches(x):
 
 
 def forks(x):
-    child = subprocess.Popen(
-        [sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True
+    marker = os.environ["HOSTILE_MARKER"]
+    subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(600)", marker], start_new_session=True
     )
-    Path(os.environ["HOSTILE_PIDS"]).open("a").write(f"{child.pid}\\n")
+    print("hostile: helper started", file=sys.stderr, flush=True)
     return encode(x, "e4m3fn")
 """
 
@@ -72,10 +82,10 @@ def encoder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp
 
 
-def _exhaustive(tmp: Path, encoder: str, *extra: str, pids: Path | None = None) -> tuple:
+def _exhaustive(tmp: Path, encoder: str, *extra: str) -> tuple:
     out = tmp / f"{encoder}-{time.monotonic_ns()}.json"
     argv = ["exhaustive", f"hostile_enc:{encoder}", "scan", "--policy", "sat", *SPAN]
-    proc, seconds = _run(tmp, *argv, "--quiet", *extra, "--json", str(out), pids=pids)
+    proc, seconds = _run(tmp, *argv, "--quiet", *extra, "--json", str(out))
     return proc, (json.loads(out.read_text()) if out.exists() else {}), seconds
 
 
@@ -123,8 +133,16 @@ def test_a_wrong_encoder_that_patches_fp8lab_still_fails(encoder_dir: Path) -> N
 
 
 def test_a_helper_an_encoder_forks_does_not_outlive_exhaustive(encoder_dir: Path) -> None:
-    pids = encoder_dir / "forks-pids.txt"
-    proc, record, _ = _exhaustive(encoder_dir, "forks", "--workers", "2", pids=pids)
+    proc, record, _ = _exhaustive(encoder_dir, "forks", "--workers", "2")
     assert proc.returncode == 0 and record["status"] == "PASS", proc.stdout + proc.stderr
-    time.sleep(0.5)
-    assert _survivors(pids) == []
+    assert "helper started" in proc.stderr
+    assert _survivors() == []
+
+
+def test_an_encoder_that_silences_its_own_environment_check_still_fails_strict_env(
+    encoder_dir: Path,
+) -> None:
+    proc, record, _ = _exhaustive(encoder_dir, "lies_about_rounding", "--strict-env")
+    assert proc.returncode == 1 and record["status"] == "FAIL", proc.stdout + proc.stderr
+    assert "rounding toward zero" in record["fp_env_changed"]
+    assert record["fp_env_read"] == "ptrace" and record["isolation"] in ("namespace", "process")

@@ -17,6 +17,14 @@ import pytest
 
 from tests.notebooks.trees import HANG_GUARD_S, finish, start, survivors, tree
 
+
+@pytest.fixture(autouse=True)
+def _no_box(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The slow kernels here mark their progress with files, which a boxed kernel cannot write;
+    the box's own ending of every process is tested in test_hostile_kernels.py."""
+    monkeypatch.setenv("FP8LAB_BOX", "none")
+
+
 pytestmark = [pytest.mark.process, pytest.mark.slow]
 
 SLOW_ENCODER = """\

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 import copy
+import json
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -95,13 +97,26 @@ def test_the_checker_finds_a_lane_planted_on_one_input() -> None:
     assert check(x[0x1236:], want[0x1236:]) == -1
 
 
-@pytest.mark.slow
-def test_the_twin_is_the_fast_codec_on_all_2_32_patterns() -> None:
-    # fp8lab prove proves the numpy port equal to the fast codec on all 2^32 (PROOF_PLAN)
+def test_the_twin_is_the_fast_codec_on_a_window_of_every_stratum() -> None:
+    # fp8lab prove proves the numpy port equal to the fast codec on all 2^32 (PROOF_PLAN's
+    # fast vs f32tofp8, published in results/proofs; tests/evidence/test_published_proofs.py);
+    # the twin, generated from the port's source, is held to it on a seeded 2^18-pattern
+    # window in each 64th of the patterns (a 2^32 sweep here took ~20 s of CPU)
     fast = twin.compiled_f32_to_fp8()
-    for lo in range(0, 1 << 32, 1 << 26):
-        x = _chunk(lo, 1 << 26)
+    rng = np.random.default_rng(64)
+    for stratum in range(64):
+        lo = (stratum << 26) + int(rng.integers(0, (1 << 26) - (1 << 18)))
+        x = _chunk(lo, 1 << 18)
         assert fast(x).tobytes() == encode(x, "e4m3fn", saturate=True, nan="canonical").tobytes()
+
+
+def test_the_published_proofs_hold_the_port_to_the_fast_codec_on_all_2_32() -> None:
+    # the record make evidence publishes (results/proofs): the 2^32 half of the window above
+    root = Path(__file__).resolve().parents[2] / "results" / "proofs"
+    runs = sorted(root.glob("*/exhaustive/fast-vs-f32tofp8-e4m3fn-sat-canonical.json"))
+    assert runs, "no published proofs run holds the fast vs f32tofp8 proof"
+    record = json.loads(runs[-1].read_text())
+    assert (record["status"], record["examined"], record["mismatches"]) == ("PASS", 1 << 32, 0)
 
 
 def _block_loop_line() -> int:

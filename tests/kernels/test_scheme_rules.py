@@ -147,3 +147,45 @@ def test_nvfp4_divide_and_reciprocal_split_on_nan_amax() -> None:
     amax = np.array([np.nan], np.float32)
     assert nvfp4_block_scales(amax, 1.0, NVFP4_RULES["te-nvfp4-divide"]).tolist() == [0x7E]
     assert nvfp4_block_scales(amax, 1.0, NVFP4_RULES["te-nvfp4-reciprocal"]).tolist() == [0x7F]
+
+
+@pytest.mark.slow(reason="the exact reference on every rule's rule-split calls")
+@pytest.mark.parametrize("name", sorted(RULES))
+def test_port_agrees_with_reference_on_the_rule_split_calls(name: str) -> None:
+    from fp8lab.populations.rule_splits import split_cases
+    from fp8lab.populations.split_cache import cached_split_table
+
+    rule = RULES[name]
+    table = cached_split_table(rule)
+    examined = 0
+    for dtype in (np.float32, ml_dtypes.bfloat16):
+        for x in split_cases(table, rule.element, np.dtype(dtype).name):
+            with np.errstate(invalid="ignore"):  # a signalling NaN amax, quieted
+                x = x.astype(dtype)
+            rows = list(x) if rule.granularity is Granularity.TENSOR else [x]
+            for part in rows:
+                assert disagreements(part.reshape(-1, x.shape[1]), rule) == 0, (name, dtype)
+                examined += part.size
+    assert examined > 0
+
+
+def test_ocp_floor_by_float32_log2_turns_where_the_log2_model_says() -> None:
+    """``floorf(log2f(amax))``: port and reference agree at, below and above each binade's
+    threshold (:func:`fp8lab.sweeps.log2_model.floor_thresholds`), and leave the bits there."""
+    from fp8lab.kernels.scheme import amax_scales
+    from fp8lab.sweeps.log2_model import floor_thresholds
+
+    rule = get_rule("ocp-floor[e8m0_exponent=log2-float32]")
+    first = floor_thresholds()
+    bits = [
+        (e << 23) | m
+        for e in range(12, 255, 7)  # above the bytes clamped to 0
+        if first[e] < 1 << 23
+        for m in (int(first[e]) - 1, int(first[e]))
+    ]
+    amax = np.array(bits, np.uint32).view(np.float32)
+    port = amax_scales(amax, rule)
+    _, ref = reference_scheme_quant(np.repeat(amax, 32).reshape(-1, 32), rule)
+    assert np.array_equal(port, ref.reshape(-1))
+    assert (port[1::2] == port[::2] + 1).all()  # the threshold pattern is one byte up
+    assert (amax_scales(amax[1::2], "ocp-floor") == port[::2]).all()  # the bits' byte is not

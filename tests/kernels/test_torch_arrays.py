@@ -113,6 +113,12 @@ def test_tensors_cross_bit_for_bit() -> None:
     bf = x.astype(ml_dtypes.bfloat16)
     tx, tbf, ts = to_torch((x, bf, np.float32(0.035)), "cpu")
     assert tbf.dtype == torch.bfloat16 and ts.shape == () and ts.dtype == torch.float32
-    back = from_torch((tx, tbf, tx.to(torch.float8_e4m3fn)))
+    back = from_torch((tx, tbf, tx.to(torch.float8_e4m3fn), tx.to(torch.float8_e5m2)))
     assert back[0].tobytes() == x.tobytes() and back[1].tobytes() == bf.tobytes()
-    assert back[2].dtype == np.uint8 and back[2].shape == x.shape
+    # a float8 tensor keeps its format, so a gate tells e5m2 codes from e4m3fn ones
+    assert back[2].dtype == ml_dtypes.float8_e4m3fn and back[2].shape == x.shape
+    assert back[3].dtype == ml_dtypes.float8_e5m2
+    assert (
+        back[2].view(np.uint8).tobytes()
+        == tx.to(torch.float8_e4m3fn).view(torch.uint8).numpy().tobytes()
+    )

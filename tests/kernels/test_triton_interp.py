@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from fp8lab.codecs import encode
+from fp8lab.kernels.sources import triton_interp
 from fp8lab.studies.triton_interp import (
     INTERPRETER_PROOFS,
     expected,
@@ -28,13 +29,9 @@ from fp8lab.studies.triton_interp import (
 )
 from fp8lab.sweeps.exhaustive import run_exhaustive
 from fp8lab.sweeps.range_run import RangeRun
+from tests.conftest import needs
 
-pytest.importorskip("triton", reason="triton is not installed (optional: the triton extra)")
-pytest.importorskip("torch", reason="torch is not installed (optional: the triton extra)")
-
-from fp8lab.kernels.sources import triton_interp
-
-pytestmark = pytest.mark.process
+pytestmark = [pytest.mark.process, needs("triton", "torch", extra="triton")]
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "triton"

@@ -11,12 +11,14 @@ import numpy.typing as npt
 from fp8lab.codecs import encode
 from fp8lab.kernels import static_scale
 from fp8lab.kernels.matmul import BUILTIN_MATMUL_KERNELS
+from fp8lab.kernels.matmul_protocol import MatmulSpec
 
 __all__ = [
     "KEEP_SIGN_OBJECT",
     "STRING_SPEC_MATMUL",
     "UNDECLARED_OBJECT",
     "UPSTREAM_MATMUL_OBJECT",
+    "UPSTREAM_STATED",
     "keep_sign_ml_dtypes",
     "keep_sign_undeclared",
     "nan_to_zero",
@@ -55,6 +57,15 @@ def nan_to_zero(x: np.ndarray, scale: Any) -> Codes:
 nan_to_zero.nan_policy = 0  # type: ignore[attr-defined]  # a raw code, not a name
 
 
+def keep_sign_rewritten(x: np.ndarray, scale: Any) -> Codes:
+    """Keeps a NaN's sign; its source declares canonical, its process says keep-sign."""
+    return keep_sign_undeclared(x, scale)
+
+
+keep_sign_rewritten.nan_policy = "canonical"  # type: ignore[attr-defined]  # the source's word
+setattr(keep_sign_rewritten, "nan_policy", "keep-sign")  # noqa: B010 - what its process reports
+
+
 class _KeepSignObject:
     """A QuantKernel object (not callable) that declares keep-sign."""
 
@@ -91,3 +102,16 @@ class _StringSpecMatmul:
 
 
 STRING_SPEC_MATMUL = _StringSpecMatmul()
+
+
+class _UpstreamStated:
+    """The two-scalar epilogue, stated in this source text as literals (read before it runs)."""
+
+    name = "upstream_stated"
+    spec = MatmulSpec("sequential", epilogue="two_scalar")
+
+    def matmul(self, a: np.ndarray, b: np.ndarray, s_in: Any, s_w: Any, out: str) -> np.ndarray:
+        return UPSTREAM_MATMUL_OBJECT.matmul(a, b, s_in, s_w, out)
+
+
+UPSTREAM_STATED = _UpstreamStated()

@@ -292,7 +292,9 @@ def test_the_bundle_holds_exactly_the_calls_g3_makes() -> None:
          names[c.entry["out_dtype"]])
         for c in bundle_cases("G3")
     ]  # fmt: skip
-    assert calls == exported and len(calls) == 13
+    # G3's warm-up calls the first case twice first (--warmup 1: once, then once more to
+    # compare): the same inputs, so the bundle holds every distinct call
+    assert calls[2:] == exported and calls[:2] == exported[:1] * 2 and len(exported) == 13
 
 
 @pytest.mark.parametrize("gate", GATES)

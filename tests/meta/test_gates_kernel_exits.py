@@ -77,7 +77,7 @@ def hostile_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_kernel_that_exits_is_a_fail_row_with_the_reason(
     hostile_dir: Path, spec: str, gate: str, reason: str
 ) -> None:
-    proc = run_gates(hostile_dir, "--gate", gate, "--kernel", spec)
+    proc = run_gates(hostile_dir, "--gate", gate, "--kernel", spec, process=True)
     assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
     fail_rows = [line for line in proc.stdout.splitlines() if "FAIL" in line]
     assert any(spec in line and reason in line for line in fail_rows), proc.stdout
@@ -87,14 +87,15 @@ def test_a_kernel_that_exits_is_a_fail_row_with_the_reason(
 def test_every_gate_of_a_dying_kernel_fails_and_json_is_still_written(hostile_dir: Path) -> None:
     out = hostile_dir / "all.json"
     proc = run_gates(
-        hostile_dir, "--gate", "G1,G3", "--kernel", "hostile:hard_exit0", "--json", str(out)
-    )
+        hostile_dir, "--gate", "G1,G3", "--kernel", "hostile:hard_exit0", "--json", str(out),
+        process=True,
+    )  # fmt: skip
     assert proc.returncode == 1, proc.stderr
     assert out.read_text().count('"FAIL"') == 2
 
 
 def test_a_missing_foreign_module_is_still_a_usage_error(hostile_dir: Path) -> None:
-    proc = run_gates(hostile_dir, "--kernel", "no_such_module_here:f")
+    proc = run_gates(hostile_dir, "--kernel", "no_such_module_here:f", process=True)
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "cannot import" in proc.stderr
 
@@ -108,8 +109,9 @@ def test_a_chain_kernel_that_exits_is_a_gf_fail_row(
 ) -> None:
     recipe = "vllm-cpp-standalone-rmsnorm-fp8"
     proc = run_gates(
-        hostile_dir, "--gate", "GF", "--chain", "rmsnorm", "--recipe", recipe, "--kernel", spec
-    )
+        hostile_dir, "--gate", "GF", "--chain", "rmsnorm", "--recipe", recipe, "--kernel", spec,
+        process=True,
+    )  # fmt: skip
     assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
     assert any(spec in line and reason in line for line in proc.stdout.splitlines())
     assert "Traceback" not in proc.stderr

@@ -227,7 +227,7 @@ def test_the_cpp_runner_with_the_example_library_closes_the_loop(
     cmd = ["g++", "-O2", "-std=c++17", "-Wall", "-Wextra", "-Werror", f"-I{ABI_HEADER.parent}"]
     subprocess.run([*cmd, *flags, str(RUNNER), str(SCHEME_SOURCE), "-o", str(exe)], check=True)
     run = subprocess.run([str(exe), str(bundle)], capture_output=True, text=True, check=False)
-    assert run.returncode == 0 and "34 of 34 outputs written" in run.stdout, run.stderr
+    assert run.returncode == 0 and "42 of 42 outputs written" in run.stdout, run.stderr
     capsys.readouterr()
     got, record = _check(bundle, capsys, "mxfp8", "rceil")
     assert got == status and record["status"] == ("PASS" if status == 0 else "FAIL")

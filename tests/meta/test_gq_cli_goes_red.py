@@ -17,6 +17,7 @@ import pytest
 
 from fp8lab.cli.main import main
 from fp8lab.gates import GateResult, GateStatus
+from fp8lab.specs.gates import Gate
 from tests.meta.gates_subprocess import run_gates
 
 pytestmark = pytest.mark.process
@@ -80,7 +81,7 @@ def test_the_right_kernel_passes_through_the_command(kernel_dir: Path) -> None:
     (row,) = json.loads(out.read_text())
     assert (row["gate"], row["kernel"], row["status"]) == ("GQ", "gqk:right", "PASS")
     assert (row["scheme"], row["rule"]) == ("per-token", "vllm-per-token")
-    assert row["cases"] == 34 and row["words"] > 10_000
+    assert row["cases"] == 42 and row["words"] > 10_000
 
 
 def test_a_segfaulting_kernel_cannot_end_the_command(kernel_dir: Path) -> None:
@@ -132,7 +133,7 @@ def test_a_defective_kernel_is_a_fail_row_with_the_reason(
         (["--kernel", "gqk:right", "--scheme", "per-token"], "--scheme and --rule"),
         (["--kernel", "./libq.so:f", "--scheme", "mxfp8", "--rule", "rceil"], "no such file"),
         (["--kernel", "gqk:no_such_func", "--scheme", "mxfp8", "--rule", "rceil"], "gqk"),
-        (["--nan-policy", "canonical", "--kernel", "gqk:right"], "G1 and G2 only"),
+        (["--nan-policy", "canonical", "--kernel", "gqk:right"], "G1 only"),
     ],
 )
 def test_bad_gq_options_are_one_line_and_status_2(
@@ -151,7 +152,13 @@ def test_bad_gq_options_are_one_line_and_status_2(
 
 def test_scheme_options_need_gq(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["gates", "--gate", "G1", "--rule", "rceil"]) == 2
-    assert "apply to GQ only" in capsys.readouterr().err
+    assert "is no static rule; G1 takes one of" in capsys.readouterr().err
+    assert main(["gates", "--gate", "G1", "--scheme", "mxfp8"]) == 2
+    assert "--scheme and --rule apply to GQ only" in capsys.readouterr().err
+    assert main(["gates", "--gate", "G3", "--rule", "rceil"]) == 2
+    assert "--scheme and --rule apply to GQ only" in capsys.readouterr().err
+    assert main(["gates", "--gate", "G3", "--rule", "onnx-quantizelinear-e4m3fn"]) == 2
+    assert "--rule applies to G1 only" in capsys.readouterr().err
 
 
 def test_all_includes_gq_and_a_kernel_only_with_its_scheme_and_rule(
@@ -161,9 +168,9 @@ def test_all_includes_gq_and_a_kernel_only_with_its_scheme_and_rule(
     what that kernel computes (a G1 kernel is not a GQ kernel). The gates are stubbed."""
     ran: list[tuple[str, str | None]] = []
 
-    def stub(name: str, args: argparse.Namespace) -> list[GateResult]:
-        ran.append((name, args.kernel))
-        return [GateResult(name, "stub", GateStatus.PASS, "", 1, 1, 0, 1, 0, 0)]
+    def stub(gate: Gate, args: argparse.Namespace, options: object) -> list[GateResult]:
+        ran.append((gate.name, args.kernel))
+        return [GateResult(gate.name, "stub", GateStatus.PASS, "", 1, 1, 0, 1, 0, 0)]
 
     monkeypatch.setattr("fp8lab.cli.gates_cmd._run_gate", stub)
     assert main(["gates", "--gate", "all"]) == 0

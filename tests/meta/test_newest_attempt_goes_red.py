@@ -11,6 +11,7 @@ with the renderer beyond the package and pins hashes.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import importlib
 import json
@@ -39,16 +40,6 @@ MX = {"stop": ALL_PATTERNS, "plan": ["mx-proof"]}
 NONE = "\N{EN DASH}"  # an empty cell, as the page's "&ndash;" reads
 
 
-def restamp(run: Path, started: str) -> Path:
-    """Set when a run started, so that the order of the runs is fixed, not the clock's."""
-    manifest = run / "manifest.json"
-    data = json.loads(manifest.read_text())
-    data["started"] = started
-    manifest.chmod(0o644)
-    manifest.write_text(json.dumps(data, indent=2))
-    return run
-
-
 def file_attempt(
     results: Path,
     kind: str,
@@ -57,15 +48,22 @@ def file_attempt(
     *,
     notebook: Path | None = None,
     fail: str = "",
+    extra: dict[str, str] | None = None,
 ) -> Path:
-    """File a run of ``kind`` as the runner does: complete, or failed for the reason ``fail``."""
+    """File a run of ``kind`` as the runner does: complete, or failed for the reason ``fail``.
+
+    It is filed as started at ``started``, so that the order of the runs is fixed, not the
+    clock's (a manifest edited after filing is a tampered run).
+    """
     run = EvidenceRun(results, kind, params)
+    run.started = dt.datetime.fromisoformat(started)
+    run.extra = dict(extra or {})
     if notebook is not None:
         sha = hashlib.sha256(notebook.read_bytes()).hexdigest()
-        run.extra = {"notebook": notebook.name, "notebook_sha256": sha}
+        run.extra.update({"notebook": notebook.name, "notebook_sha256": sha})
     try:
         with run:
-            run.write_json("tables/t.json", [])
+            run.write_json("records/t.json", [])
             if notebook is not None:  # what every notebook run holds: its report and notebook
                 write_atomic(run.staging / "report.html", b"<html></html>")
                 write_atomic(run.staging / notebook.name, notebook.read_bytes())
@@ -74,7 +72,7 @@ def file_attempt(
     except NotebookRunError:
         pass
     assert run.final is not None
-    return restamp(run.final, started)
+    return run.final
 
 
 def folder(results: Path, run: Path) -> str:
@@ -184,11 +182,15 @@ def test_a_newer_complete_attempt_stays_green(
     file_attempt(
         results, "nb", smoke, "2026-01-05T00:00:00+00:00", notebook=tree["notebook"], fail="x"
     )
-    other = file_attempt(
-        results, "nb", DEFAULTS, "2026-01-06T00:00:00+00:00", notebook=tree["notebook"], fail="y"
+    file_attempt(
+        results,
+        "nb",
+        DEFAULTS,
+        "2026-01-06T00:00:00+00:00",
+        notebook=tree["notebook"],
+        fail="y",
+        extra={"code_hash": "0" * 64},
     )
-    data = json.loads((other / "manifest.json").read_text())
-    (other / "manifest.json").write_text(json.dumps({**data, "code_hash": "0" * 64}))
     page = front_page(results, notebooks)[1]
     assert headline_problems(page, results, notebooks) == []
     assert "Headline runs fresh against the current code: 2 of 2." in page

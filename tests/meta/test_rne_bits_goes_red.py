@@ -41,9 +41,13 @@ def test_planted_defect_goes_red(
 ) -> None:
     if defect == "ties away":
         monkeypatch.setattr(rne_bits, "_round_step", _ties_away)
-    found = mismatches(FORMATS[fmt_name], lambda b, p: _run(defect, b, p))
+    # one policy shows each defect (each policy is a compile): a threshold one code low
+    # only where overflow is not the max code itself, without saturation
+    saturating = defect != "mask off by one"
+    found = mismatches(FORMATS[fmt_name], lambda b, p: _run(defect, b, p), 1, saturating)
     assert found, defect
 
 
 def test_unplanted_rebuild_stays_green() -> None:
-    assert mismatches(FORMATS["e4m3fn"], lambda b, p: _run("none", b, p)) == []
+    # every policy of the real kernel: tests/codecs/test_rne_bits.py (compiled once, cached)
+    assert mismatches(FORMATS["e4m3fn"], lambda b, p: _run("none", b, p), first=2) == []

@@ -2,7 +2,8 @@
 
 The port of a named rule with the low bit of one code flipped on one call
 fits no candidate; the search reports ``not-reproduced``, that rule as the
-nearest (no axis changed), and the one mismatching word in its word class.
+nearest (no axis changed), the one mismatching word in its word class, the
+axes it held fixed and the call no declaration it tried explains.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 
 from fp8lab.gates.gq import gq_calls
+from fp8lab.gates.rule_candidates import HELD_FIXED
 from fp8lab.gates.rule_inference import infer_rule, record_outputs
 from fp8lab.kernels.scheme import SCHEME_PORTS
 
@@ -35,3 +37,6 @@ def test_one_flipped_code_bit_reproduces_nothing(scheme: str, name: str) -> None
     check: Any = found.check
     assert check.mismatches == 1 and dict(check.mismatches_by_class)["random"] == 1
     assert found.to_dict()["mismatches"]["words"] == 1
+    if scheme != "nvfp4":  # the search names the call it could not explain, and what it held
+        assert found.first_unexplained == f"{calls[target].name} (random): its codes"
+        assert found.held_fixed == HELD_FIXED

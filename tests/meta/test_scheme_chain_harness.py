@@ -28,15 +28,15 @@ from fp8lab.refs import reference_scheme_quant
 from fp8lab.specs.scale_rules import RULES, E8m0Exponent
 
 RUNNERS = runner.gate_runners(["GQ", "GF"])
-GQ34, GF80 = {"GQ": 34}, {"GF": 80}  # the unmutated ports' case counts
+GQ42, GF80 = {"GQ": 42}, {"GF": 80}  # the unmutated ports' case counts
 
 
 def test_the_unmutated_scheme_port_survives() -> None:
     noop = SchemeMutant((("per-group", "vllm-per-group"), ("mxfp8", "rceil")), ())
     build = partial(scheme_subjects, "noop", noop)
-    result = judge("noop", "no edit", "scheme", build, RUNNERS, GQ34)
+    result = judge("noop", "no edit", "scheme", build, RUNNERS, GQ42)
     assert result.built and result.verdict is MutantVerdict.SURVIVED
-    assert result.failed_assertions == result.moved_words == 0 and result.assertions == 68
+    assert result.failed_assertions == result.moved_words == 0 and result.assertions == 84
     assert not result.case_count_changed
 
 
@@ -49,7 +49,7 @@ def test_the_unmutated_chain_port_survives() -> None:
 
 def test_a_stale_edit_is_incompetent_not_the_port() -> None:
     stale = SchemeMutant((("per-group", "vllm-per-group"),), (("no such text", "x"),))
-    result = judge("stale", "stale", "scheme", partial(scheme_subjects, "s", stale), RUNNERS, GQ34)
+    result = judge("stale", "stale", "scheme", partial(scheme_subjects, "s", stale), RUNNERS, GQ42)
     assert result.verdict is MutantVerdict.INCOMPETENT and "occurs 0 times" in result.build_error
     with pytest.raises(ValueError, match="occurs 2 times"):
         SourcePatch("fp8lab.kernels.chain", (('t["silu"] = a = _silu_f32(g)\n', ""),)).text()

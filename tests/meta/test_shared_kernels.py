@@ -25,8 +25,8 @@ from fp8lab.kernels.sources.shared_abi import ABI_HEADER, SharedKernelError
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "kernels"
-QUANT_DEFECTS = ("DIVIDE", "TIES_AWAY", "NAN_448")
-GEMM_DEFECTS = ("TWO_SCALAR", "NO_ALPHA", "REVERSE_K")
+QUANT_DEFECTS = ("DIVIDE", "TIES_AWAY", "NAN_448", "SKIP_ZERO")
+GEMM_DEFECTS = ("TWO_SCALAR", "NO_ALPHA", "REVERSE_K", "SKIP_LAST")
 CRASHES = ("STATUS", "SEGFAULT", "ABORT")
 
 pytestmark = [
@@ -64,6 +64,23 @@ def test_g1_passes_the_correct_library(libs: dict[str, Path]) -> None:
 def test_g1_fails_every_planted_quant_defect(libs: dict[str, Path], defect: str) -> None:
     result = run_g1(load_shared(libs[defect], "fp8lab_quant"))
     assert result.status is GateStatus.FAIL and result.assertions_failed > 0
+
+
+@pytest.mark.parametrize(
+    ("lib", "symbol", "kind", "gate"),
+    [
+        ("SKIP_ZERO", "fp8lab_quant", "quant", run_g1),
+        ("SKIP_LAST", "fp8lab_matmul", "matmul", run_g3),
+    ],
+)
+def test_an_output_byte_the_library_never_wrote_fails(
+    libs: dict[str, Path], lib: str, symbol: str, kind: str, gate: object
+) -> None:
+    """An output byte left unstored keeps its fill: the quant defect stores every code but 0x00,
+    so a buffer that started zeroed would pass it."""
+    result = gate(load_shared(libs[lib], symbol, kind))  # type: ignore[operator]
+    assert result.status is GateStatus.FAIL
+    assert "unwritten (" in result.reason and "or is not deterministic" in result.reason
 
 
 def test_g3_passes_the_correct_gemm(libs: dict[str, Path]) -> None:

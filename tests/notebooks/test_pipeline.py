@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import threading
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from fp8lab.evidence.proofs import PROOF_PLAN
 from fp8lab.evidence.sidecar import from_hex_floats
 from fp8lab.sweeps.range_run import ALL_PATTERNS
 from tests.evidence.test_published_proofs import proofs_run
-from tests.notebooks.conftest import write_notebook
+from tests.notebooks.conftest import write_filing_notebook, write_notebook
 
 pytestmark = [pytest.mark.notebook, pytest.mark.slow]
 
@@ -37,6 +36,7 @@ def test_codec_atlas_smoke_run_is_complete(tmp_path: Path) -> None:
     done = run_notebook(NOTEBOOKS_DIR / "codec_atlas.ipynb", tmp_path, {"smoke": True})
     manifest = json.loads((done.directory / "manifest.json").read_text())
     assert manifest["status"] == "complete" and manifest["params"]["smoke"] is True
+    assert manifest["cpu_seconds"] > 0  # the kernel's CPU time, counted through papermill
     records = tables(done.directory, "exhaustive")
     assert len(records) == len(PROOF_PLAN) == 26
     assert all(r["mismatches"] == 0 and r["examined"] == 0x40000 for r in records)
@@ -65,9 +65,10 @@ def test_codec_atlas_at_defaults_shows_the_fresh_proofs_run_instead_of_proving(
 
 def test_two_runs_at_once_are_distinct_complete_and_render_identically(tmp_path: Path) -> None:
     outcomes: list[NotebookRun] = []
+    path = write_filing_notebook(tmp_path / "nb", "gate_g1")
 
     def one() -> None:
-        outcomes.append(run_notebook(NOTEBOOKS_DIR / "gate_g1.ipynb", tmp_path))
+        outcomes.append(run_notebook(path, tmp_path))
 
     threads = [threading.Thread(target=one) for _ in range(2)]
     for t in threads:
@@ -78,12 +79,8 @@ def test_two_runs_at_once_are_distinct_complete_and_render_identically(tmp_path:
     a, b = (o.directory for o in outcomes)
     assert a != b and a.parent == b.parent == tmp_path / "gate_g1"
     assert (a / "report.html").read_bytes() == (b / "report.html").read_bytes()
-    detector = {
-        from_hex_floats(r["scale"]): r["exposed_float32"]  # type: ignore[arg-type]
-        for r in tables(a, "detector")
-    }
-    assert detector[0.0092] == 24 and detector[0.13] == 78 and detector[0.77] == 82
-    rows = collect_runs(tmp_path)
+    assert tables(a, "rows") == tables(b, "rows") == [{"seed": 0, "square": 0}]
+    rows = collect_runs(tmp_path, {"gate_g1": path})
     assert [r["status"] for r in rows] == ["complete", "complete"]
     assert rows[0]["started"] >= rows[1]["started"]
     assert "report.html" in (tmp_path / "index.html").read_text()
@@ -134,10 +131,11 @@ def test_cli_runs_with_a_params_file_and_checks_staleness(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     notebooks = tmp_path / "notebooks"
-    shutil.copytree(NOTEBOOKS_DIR, notebooks)
+    write_filing_notebook(notebooks, "gate_g1")
+    write_notebook(notebooks, "tie_sweep", extra="n_scales: int = 2000  # scales")
     results = tmp_path / "results"
     params = tmp_path / "p.yaml"
-    params.write_text("gate_g1:\n  seed: 1234\ntie_sweep:\n  n_scales: 10\n")  # gate_g1's default
+    params.write_text("gate_g1:\n  seed: 0\ntie_sweep:\n  n_scales: 10\n")  # gate_g1's default
     base = ["--results", str(results), "--notebooks", str(notebooks)]
     assert main(["evidence", "--check", "gate_g1", *base]) == 1  # nothing published yet
     assert main(["evidence", "gate_g1", "--params", str(params), *base]) == 0
@@ -145,11 +143,11 @@ def test_cli_runs_with_a_params_file_and_checks_staleness(
     assert "gate_g1: running" in out and "index:" in out
     run = next((results / "gate_g1").iterdir())
     manifest = json.loads((run / "manifest.json").read_text())
-    assert manifest["params"]["seed"] == 1234 and "n_scales" not in manifest["params"]
+    assert manifest["params"]["seed"] == 0 and "n_scales" not in manifest["params"]
     assert main(["evidence", "--check", "gate_g1", *base]) == 0
     assert "gate_g1: fresh" in capsys.readouterr().out
     path = discover(notebooks)["gate_g1"]
-    path.write_text(path.read_text().replace("Gate G1", "Gate G1 (edited)"))
+    path.write_text(path.read_text().replace("square", "squared"))
     assert main(["evidence", "--check", "gate_g1", *base]) == 1
     assert "notebook changed" in capsys.readouterr().out
 
@@ -160,17 +158,18 @@ def test_interactive_run_with_defaults_writes_to_scratch(
     import papermill
 
     monkeypatch.setenv("FP8LAB_SCRATCH", str(tmp_path / "scratch"))
+    path = write_filing_notebook(tmp_path / "nb", "gate_g1")
     papermill.execute_notebook(
-        str(NOTEBOOKS_DIR / "gate_g1.ipynb"),
+        str(path),
         str(tmp_path / "out.ipynb"),
         kernel_name="python3",
         progress_bar=False,
-        cwd=str(NOTEBOOKS_DIR),
+        cwd=str(path.parent),
     )
     assert execution_problems(tmp_path / "out.ipynb") == []
     runs = list((tmp_path / "scratch").iterdir())
     assert len(runs) == 1 and runs[0].name.startswith("gate_g1-")
-    assert (runs[0] / "tables" / "detector.json").is_file()
+    assert (runs[0] / "tables" / "rows.json").is_file()
     printed = [
         o.get("text", "")
         for c in nbformat.read(tmp_path / "out.ipynb", as_version=4).cells
@@ -215,10 +214,11 @@ def test_mutation_notebook_smoke_run(tmp_path: Path) -> None:
 def test_a_relative_results_root_still_collects_the_notebook_outputs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)  # papermill runs the kernel in notebooks/, not here
-    done = run_notebook(NOTEBOOKS_DIR / "gate_g1.ipynb", Path("results"))
+    path = write_filing_notebook(tmp_path / "nb", "gate_g1")
+    monkeypatch.chdir(tmp_path)  # papermill runs the kernel in the notebook's folder, not here
+    done = run_notebook(path, Path("results"))
     assert done.directory.is_absolute() and done.directory.is_relative_to(tmp_path)
     manifest = json.loads((done.directory / "manifest.json").read_text())
-    assert "tables/detector.json" in manifest["files"]
+    assert "tables/rows.json" in manifest["files"]
     assert any(name.startswith("figures/") for name in manifest["files"])
-    assert not (NOTEBOOKS_DIR / "results").exists()
+    assert not (path.parent / "results").exists()

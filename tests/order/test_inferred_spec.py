@@ -7,7 +7,7 @@ import pytest
 
 from fp8lab.gates import run_g3_report
 from fp8lab.kernels.matmul_protocol import FunctionMatmulKernel
-from fp8lab.kernels.sources.torch import TORCH_SCALED_MM, torch_available
+from fp8lab.kernels.sources.torch import TORCH_SCALED_MM
 from fp8lab.order import (
     inferred_spec,
     lanes_tree,
@@ -20,6 +20,7 @@ from fp8lab.order import (
 from fp8lab.populations.gemm import G3Case
 from fp8lab.refs import gemm_accumulators as ga
 from fp8lab.refs.gemm_tree import tree_accumulate
+from tests.conftest import needs
 from tests.order.prescaled_kernels import lanes_prescaled
 
 # G3's seed cases and the one across vLLM's swap cut; the 1x64 case takes torch's M = 1 path
@@ -86,9 +87,7 @@ def test_g3_passes_a_prescaled_lanes_kernel_against_its_inferred_spec() -> None:
     assert "inferred accumulation, prescaled epilogue" in report.model
 
 
-@pytest.mark.skipif(
-    not torch_available(), reason="torch is not installed (optional: the torch extra)"
-)
+@needs("torch", extra="torch")
 def test_g3_passes_torch_cpu_scaled_mm_against_its_inferred_prescaled_model() -> None:
     spec, records = inferred_spec(TORCH_SCALED_MM, SHAPES, epilogue="prescaled", seed=7)
     assert all(r.calls >= r.k - 1 for r in records)

@@ -89,7 +89,7 @@ def test_nan_codes_and_bad_operands_are_refused() -> None:
     with pytest.raises(ValueError, match="K differs"):
         exact_acc(ok, ok[:, :8])
     with pytest.raises(ValueError, match="out_dtype"):
-        seed_reference(ok, ok, 1.0, 1.0, "f16")
+        seed_reference(ok, ok, 1.0, 1.0, "f8")
 
 
 def test_seed_reference_tolerance_formula() -> None:

@@ -12,11 +12,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-pytest.importorskip("distributed", reason="dask.distributed missing: pip install 'fp8lab[dask]'")
-
 import dask
+import pytest
 
 from fp8lab.cli.main import main
 from fp8lab.detect import brute_force, log_scales, sweep
@@ -28,9 +25,10 @@ from fp8lab.runtime.progress import Progress
 from fp8lab.sweeps.exhaustive import run_exhaustive
 from fp8lab.sweeps.exhaustive_chunks import compare_chunk
 from fp8lab.sweeps.range_run import RangeRun
+from tests.conftest import needs
 from tests.dying_encoders import always_exit, exit_once
 
-pytestmark = pytest.mark.process
+pytestmark = [pytest.mark.process, needs("distributed", extra="dask")]
 
 # Fields that say where and how fast a record was built, not what it proves.
 EXECUTOR_FIELDS = ("wall_seconds", "workers", "executor")
@@ -40,6 +38,10 @@ SPAN = range(0x3F70_0000, 0x3F78_0000, 1 << 17)  # four chunks
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """Two loopback workers; a task is given up after its second worker death."""
+    # distributed's defaults join dask's config when it is imported; imported first, so that
+    # dask.config.set's undo removes only its one key, not the "distributed" section it made
+    import distributed  # noqa: F401
+
     die_dir = tmp_path_factory.mktemp("die")
     mp = pytest.MonkeyPatch()
     mp.setenv("FP8LAB_TEST_DIE_DIR", str(die_dir))

@@ -13,7 +13,13 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from fp8lab.runtime.frames import FrameError, FrameTimeoutError, read_frame, write_frame
+from fp8lab.runtime.frames import (
+    FrameError,
+    FrameTimeoutError,
+    FrameTooLargeError,
+    read_frame,
+    write_frame,
+)
 
 
 @pytest.fixture
@@ -78,3 +84,30 @@ def test_ml_dtypes_arrays_cross_as_their_bytes(pipe: tuple[int, int]) -> None:
     write_frame(w, {}, [codes.view(np.uint8)])
     _, (got,) = read_frame(r, time.monotonic() + 5, 1 << 20)
     assert got.tobytes() == codes.tobytes()
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "[Infinity]",
+        "[1e400]",
+        "[-1]",
+        "[" + "[" * 5000 + "]" * 5000 + "]",
+    ],
+    ids=["inf", "huge-float", "negative", "deep"],
+)
+def test_a_crafted_shape_is_a_malformed_frame_not_a_traceback(
+    pipe: tuple[int, int], shape: str
+) -> None:
+    r, w = pipe
+    head = ('{"arrays": [["<f4", ' + shape + "]]}").encode()
+    os.write(w, len(head).to_bytes(8, "little") + head)
+    with pytest.raises(FrameError, match="malformed"):
+        read_frame(r, time.monotonic() + 5, 1 << 20)
+
+
+def test_an_over_cap_frame_says_it_is_over_the_cap(pipe: tuple[int, int]) -> None:
+    r, w = pipe
+    _raw(w, {"arrays": [["<f4", [1 << 30]]]})
+    with pytest.raises(FrameTooLargeError, match="over the 1,048,576-byte cap"):
+        read_frame(r, time.monotonic() + 5, 1 << 20)

@@ -46,7 +46,10 @@ def test_either_kind_of_rule_file_is_read(tmp_path: Path) -> None:
         (("clamp_block = true\n", ""), "missing key 'clamp_block'"),
         (("block = 16", "block = 0"), "not a positive whole number"),
         (("block = 16", 'block = 16\nblock_bounds = [1.0, "x"]'), "is not a number"),
-        (("block = 16", "block_bounds = [1.0]\nblock = 16"), "block_bounds must be [lo, hi]"),
+        (
+            ("block = 16", "block_bounds = [1.0]\nblock = 16"),
+            "block_bounds must be [number, number]",
+        ),
     ],
 )
 def test_a_malformed_nvfp4_rule_is_refused(edit: tuple[str, str], message: str) -> None:

@@ -119,3 +119,22 @@ def test_any_nan_code_is_the_same_nan_and_nothing_else_is() -> None:
     held = run_gq(signed, scheme="per-tensor", rule=canonical)
     assert held.status is GateStatus.FAIL and held.nan_code_mismatches > 0
     assert run_gq(wrong, scheme="per-tensor", rule=name).status is GateStatus.FAIL
+
+
+def test_an_ocp_floor_exponent_from_a_float32_log2_agrees_port_and_reference() -> None:
+    from fp8lab.kernels.scheme import amax_scales
+    from fp8lab.specs.scale_rules import E8m0Exponent
+
+    rule = dataclasses.replace(
+        RULES["ocp-floor"], name="log2", e8m0_exponent=E8m0Exponent.LOG2_FLOAT32
+    )
+    tops = (2.0 ** np.arange(-126, 127)).astype(np.float32)
+    below = np.concatenate([tops.view(np.uint32) - k for k in (1, 2, 3)]).view(np.float32)
+    amax = np.concatenate([below, np.float32([0, 1e-45, 3.0, 448.0, np.inf, np.nan])])
+    port = amax_scales(amax, rule)
+    x = np.zeros((amax.size, 32), np.float32)
+    x[:, 0] = amax
+    _, ref = reference_scheme_quant(x, rule)
+    assert np.array_equal(port, ref.reshape(-1))
+    bits = amax_scales(amax, RULES["ocp-floor"])
+    assert (port != bits).sum() > 100  # just below 2**k the float32 log2 rounds up to k

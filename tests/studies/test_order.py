@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from fp8lab.kernels.sources.torch import torch_available
 from fp8lab.refs.gemm_accumulators import MODELS
 from fp8lab.studies import order_torch as torch_study
 from fp8lab.studies.order import OrderRow, model_order_rows, numpy_order_rows
 from fp8lab.studies.order_epilogue_cost import EpilogueCost
 from fp8lab.studies.order_summary import OrderSummary, order_summary
+from tests.conftest import needs
 
 
 def test_model_rows_name_every_model() -> None:
@@ -40,9 +40,7 @@ def test_without_torch_the_torch_study_is_one_row_saying_so(
     assert rows[0].family == rows[0].note == torch_study.NO_TORCH
 
 
-@pytest.mark.skipif(
-    not torch_available(), reason="torch is not installed (optional: the torch extra)"
-)
+@needs("torch", extra="torch")
 def test_torch_rows_reproduce_every_output() -> None:
     rows, records = torch_study.torch_order_rows([16, 64], [32], [(16, 16), (1, 16)], seed=3)
     assert len(rows) == 2 * 2 + 2 * 2 == len(records)
@@ -75,7 +73,7 @@ def test_summary_puts_parameters_and_verdicts_first() -> None:
     topics = {r.topic: r for r in summary.rows}
     assert topics["fp8lab models inferred and named"].verdict == "PASS"
     assert topics["numpy.matmul"].verdict == "PASS"
-    assert topics["torch"].verdict.startswith("PENDING (torch is not installed")
+    assert topics["torch"].verdict == f"PENDING ({torch_study.NO_TORCH})"
     assert set(summary.verdicts()) == {"fp8lab models inferred and named", "numpy.matmul", "torch"}
     assert set(summary.numbers()) == set(topics) and summary.parameter_values() == {"seed": "3"}
     assert "fused_32_e8m13 2.4" in topics["fused vs sequential error"].numbers

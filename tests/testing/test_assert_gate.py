@@ -29,6 +29,22 @@ def test_a_wrong_kernel_raises_with_its_row_and_hex_offenders() -> None:
     assert " x=0x" in text and " got 0x" in text and " want 0x" in text
 
 
+def test_a_failure_points_at_the_callers_test_not_inside_fp8lab() -> None:
+    with pytest.raises(AssertionError) as info:
+        assert_gate("G1", _divide)
+    shown = [entry.frame.code.name for entry in info.traceback.filter(info)]
+    assert shown == ["test_a_failure_points_at_the_callers_test_not_inside_fp8lab"]
+
+
+def test_a_policy_passed_is_held_and_a_name_is_refused() -> None:
+    from fp8lab.specs.nan import NAN_POLICIES
+
+    record = assert_gate("G1", quant_static, nan_policy=NAN_POLICIES["canonical"])
+    assert (record.nan_policy, record.nan_policy_source) == ("canonical", "caller")
+    with pytest.raises(ValueError, match="not a NaN policy"):
+        assert_gate("G1", quant_static, nan_policy="canonical")
+
+
 def test_records_are_filed_when_asked(tmp_path: Path) -> None:
     filing_records_to(tmp_path)
     try:

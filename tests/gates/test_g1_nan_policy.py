@@ -12,7 +12,7 @@ import pytest
 from fp8lab.cli.main import main
 from fp8lab.codecs import encode
 from fp8lab.gates import GateStatus, run_g1
-from fp8lab.kernels import BUILTIN_KERNELS, FunctionKernel, static_scale
+from fp8lab.kernels import BUILTIN_KERNELS, NAN_POLICIES, FunctionKernel, static_scale
 from fp8lab.specs.formats import FORMATS
 from tests.meta import cli_kernels
 
@@ -116,12 +116,13 @@ def test_the_builtins_declare_their_policy_by_name() -> None:
 
 def test_a_policy_passed_to_g1_is_the_one_it_holds_the_kernel_to() -> None:
     upstream = BUILTIN_KERNELS["upstream"]  # declares clamp-pos: NaN -> 0x7E
-    assert run_g1(upstream, nan_policy="clamp-pos").status is GateStatus.PASS
-    held = run_g1(upstream, nan_policy="canonical")  # the argument, not the attribute
+    assert run_g1(upstream, nan_policy=NAN_POLICIES["clamp-pos"]).status is GateStatus.PASS
+    held = run_g1(upstream, nan_policy=NAN_POLICIES["canonical"])  # the argument, not the attribute
     assert held.status is GateStatus.FAIL and held.nan_policy == "canonical"
+    assert (held.nan_policy_source, held.nan_policy_declared_by_kernel) == ("caller", None)
     assert "NaN inputs break NaN policy 'canonical'" in held.reason
     with pytest.raises(ValueError, match="NaN policy"):
-        run_g1(upstream, nan_policy="vllm-cpp")
+        run_g1(upstream, nan_policy="vllm-cpp")  # type: ignore[arg-type]  # a name: resolve it first
 
 
 def test_cli_declares_records_and_prints_the_policy(
@@ -130,12 +131,42 @@ def test_cli_declares_records_and_prints_the_policy(
     out = tmp_path / "g.json"
     spec = "tests.meta.cli_kernels:keep_sign_undeclared"
     assert main(["gates", "--kernel", spec, "--nan-policy", "keep-sign", "--json", str(out)]) == 0
-    assert json.loads(out.read_text())[0]["nan_policy"] == "keep-sign"
+    record = json.loads(out.read_text())[0]
+    assert (record["nan_policy"], record["nan_policy_source"]) == ("keep-sign", "command-line")
     assert "keep-sign" in capsys.readouterr().out
-    assert main(["gates", "--kernel", "fp8lab:quant_static_upstream"]) == 0
-    assert "clamp-pos" in capsys.readouterr().out
     assert main(["gates", "--kernel", spec, "--nan-policy", "nan-to-zero"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "nan-to-zero" in err[0]
-    assert main(["gates", "--kernel", "tests.meta.cli_kernels:nan_to_zero"]) == 2
-    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_a_kernel_in_its_own_process_is_held_to_the_command_line_not_its_word(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its child could rewrite what it declares: the parent records it and never uses it."""
+    upstream = ["gates", "--kernel", "fp8lab:quant_static_upstream"]  # declares clamp-pos
+    assert main([*upstream, "--json", str(tmp_path / "a.json")]) == 1
+    (record,) = json.loads((tmp_path / "a.json").read_text())
+    assert (record["nan_policy"], record["nan_policy_source"]) == ("canonical", "default")
+    assert record["nan_policy_declared_by_kernel"] == "clamp-pos"
+    assert "declares NaN policy 'clamp-pos'" in record["reason"]
+    capsys.readouterr()
+    # a raw code declared is no policy: recorded as said, and NaN -> 0x00 FAILs canonical
+    nan_to_zero = ["gates", "--kernel", "tests.meta.cli_kernels:nan_to_zero"]
+    assert main([*nan_to_zero, "--json", str(tmp_path / "z.json")]) == 1
+    (record,) = json.loads((tmp_path / "z.json").read_text())
+    assert (record["nan_policy"], record["nan_policy_declared_by_kernel"]) == ("canonical", "0")
+
+
+def test_a_kernel_is_held_to_its_source_declaration_not_its_process(tmp_path: Path) -> None:
+    """The parent reads ``OBJ.nan_policy = "NAME"`` in the source as text; a rewrite at run time
+    is recorded, never believed."""
+    declared = ["gates", "--kernel", "tests.meta.cli_kernels:keep_sign_ml_dtypes"]
+    assert main([*declared, "--json", str(tmp_path / "d.json")]) == 0
+    (record,) = json.loads((tmp_path / "d.json").read_text())
+    assert (record["nan_policy"], record["nan_policy_source"]) == ("keep-sign", "kernel-source")
+    rewritten = ["gates", "--kernel", "tests.meta.cli_kernels:keep_sign_rewritten"]
+    assert main([*rewritten, "--json", str(tmp_path / "r.json")]) == 1
+    (record,) = json.loads((tmp_path / "r.json").read_text())
+    assert (record["nan_policy"], record["nan_policy_source"]) == ("canonical", "kernel-source")
+    assert record["nan_policy_declared_by_kernel"] == "keep-sign"
+    assert record["status"] == "FAIL" and record["nan_code_mismatches"] > 0
