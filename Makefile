@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-$(shell cat constraints.txt pyproject.toml | sha256
 LAB_STAMP := $(VENV)/.lab-$(shell cat constraints.txt pyproject.toml | sha256sum | cut -c1-12)
 TORCH_STAMP := $(VENV)/.torch-$(shell cat constraints.txt pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: setup test test-fast evidence check lint bench lab docs clean
+.PHONY: setup test test-fast test-bare coverage evidence check lint bench lab docs clean
 
 $(STAMP): constraints.txt pyproject.toml
 	rm -rf $(VENV)
@@ -38,14 +38,31 @@ FAST_ARGS := -m "not slow and not process and not notebook"
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest $(XDIST) $(FAST_ARGS) $(ARGS)
 
-# The optional torch, triton and ecosystem extras (accumulation_order's torch rows; Triton
+# Every notebook's smoke run from a non-editable install without extras (make test runs
+# those whose rows need an extra; tests/integration/test_no_extras.py).
+test-bare: $(STAMP)
+	FP8LAB_BARE_ALL=1 $(BIN)/python -m pytest $(XDIST) tests/integration/test_no_extras.py $(ARGS)
+
+# Line coverage of fp8lab/ by the whole suite (make test's tests, run under coverage.py;
+# the processes they start are measured too): the total, then per file in
+# build/coverage/report.txt. Slower than make test (every line is traced).
+coverage: $(STAMP) $(TORCH_STAMP)
+	rm -rf build/coverage && mkdir -p build/coverage
+	$(BIN)/python -m coverage run -m pytest $(XDIST) $(ARGS); s=$$?; \
+	$(BIN)/python -m coverage combine --quiet; \
+	$(BIN)/python -m coverage report > build/coverage/report.txt; \
+	echo "line coverage of fp8lab/: $$($(BIN)/python -m coverage report --format=total)%"; exit $$s
+
+# The optional torch, triton, ecosystem and gemm extras (accumulation_order's torch rows; Triton
 # kernels on the CPU: the triton_interpreter notebook; torchao's and compressed-tensors'
-# quantizers under their rules: the ecosystem notebook, whose rows then say the library is absent). Where the pinned wheels cannot be installed the torch rows
-# say torch is absent, the torch and Triton tests skip, and the triton_interpreter notebook
-# fails naming the missing extra.
+# quantizers under their rules, the CPU GEMMs of torch, onnxruntime and jax, and ONNX's
+# QuantizeLinear and Cast by its reference implementation and onnxruntime: the ecosystem
+# notebook, whose rows then say the library is absent). Where the pinned wheels cannot be
+# installed the torch rows say torch is absent, the torch and Triton tests skip, and the
+# triton_interpreter notebook's verdicts are PENDING, naming the install line.
 $(TORCH_STAMP): $(STAMP)
 	if $(BIN)/pip install --quiet --disable-pip-version-check --no-build-isolation \
-		-c constraints.txt -e '.[test,dev,torch,triton,ecosystem]'; then touch $(TORCH_STAMP); \
+		-c constraints.txt -e '.[test,dev,torch,triton,ecosystem,gemm,onnx]'; then touch $(TORCH_STAMP); \
 	else echo "make: torch or triton could not be installed; their rows and tests say so"; fi
 
 # The notebook-free proofs (the default plan, then the MX plan), then every notebook

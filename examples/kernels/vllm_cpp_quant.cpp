@@ -15,6 +15,7 @@
 //   FP8LAB_DEFECT_STATUS    returns 7 (a kernel error)
 //   FP8LAB_DEFECT_SEGFAULT  writes through a null pointer
 //   FP8LAB_DEFECT_ABORT     calls abort()
+//   FP8LAB_DEFECT_SKIP_ZERO never stores a zero code (the right codes, if out starts zeroed)
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -80,7 +81,13 @@ extern "C" int32_t fp8lab_quant(const void *x, int32_t x_dtype, int64_t n, float
   for (int64_t i = 0; i < n; ++i) out[i] = f32_to_fp8(widen(x, x_dtype, i) / scale);
 #else
   const float inv = 1.0f / scale;  // formed once
-  for (int64_t i = 0; i < n; ++i) out[i] = f32_to_fp8(widen(x, x_dtype, i) * inv);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint8_t code = f32_to_fp8(widen(x, x_dtype, i) * inv);
+#ifdef FP8LAB_DEFECT_SKIP_ZERO
+    if (code == 0) continue;
+#endif
+    out[i] = code;
+  }
 #endif
   return 0;
 }

@@ -8,6 +8,10 @@ on the rounding ties the gates look for.
 
     fp8lab gates --gate G1 --kernel my_quant:quant          # PASS
     fp8lab gates --gate G1 --kernel my_quant:quant_divide   # FAIL
+
+The ``nan_policy`` lines at the end declare the NaN policy: ``assert_gate``
+reads the attribute in your own process, and ``fp8lab gates`` reads the lines
+as text before it runs the kernel in a process of its own.
 """
 
 import ml_dtypes
