@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from fp8lab.kernels.sources.library_facts import numpy_blas as blas_facts
+
 __all__ = ["BLAS_ENV", "blas_facts", "cpu_model", "host_facts"]
 
 BLAS_ENV = (
@@ -38,22 +40,6 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine() or "unknown"
-
-
-def blas_facts() -> dict[str, Any]:
-    """Numpy's BLAS as threadpoolctl reports it, or ``{"library": "not reported"}``."""
-    from threadpoolctl import threadpool_info
-
-    for entry in threadpool_info():
-        if entry.get("user_api") == "blas":
-            return {
-                "library": entry.get("internal_api", "unknown"),
-                "version": entry.get("version"),
-                "core_type": entry.get("architecture"),
-                "threads": entry.get("num_threads"),
-                "threading_layer": entry.get("threading_layer"),
-            }
-    return {"library": "not reported", "version": None, "core_type": None, "threads": None}
 
 
 def host_facts(target: dict[str, Any] | None = None) -> dict[str, Any]:

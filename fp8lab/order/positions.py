@@ -32,6 +32,7 @@ from fp8lab.order.grid import GridProbe, PositionView
 from fp8lab.order.infer import build_tree
 from fp8lab.order.probe import ProbeError
 from fp8lab.order.tree import SumTree
+from fp8lab.specs.gemm_decl import index_list
 
 __all__ = ["Position", "PositionClass", "classify_positions", "parse_positions", "spans"]
 
@@ -86,22 +87,6 @@ def spans(values: Sequence[int]) -> str:
     return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in out)
 
 
-def _indices(text: str, size: int, axis: str) -> list[int]:
-    if text.strip() in ("*", "all", ""):
-        return list(range(size))
-    out: list[int] = []
-    for part in text.split(","):
-        lo, _, hi = part.strip().partition("-")
-        try:
-            first, last = int(lo), int(hi) if hi else int(lo)
-        except ValueError:
-            raise ValueError(f"{axis} {part.strip()!r} is not a number or a range a-b") from None
-        if not 0 <= first <= last < size:
-            raise ValueError(f"{axis} {part.strip()!r} is outside 0..{size - 1}")
-        out.extend(range(first, last + 1))
-    return sorted(set(out))
-
-
 def parse_positions(text: str, m: int, n: int) -> list[Position]:
     """``all`` or ``ROWS:COLS`` (comma lists of numbers and ranges a-b, ``*`` for every one).
 
@@ -113,7 +98,7 @@ def parse_positions(text: str, m: int, n: int) -> list[Position]:
     rows, sep, cols = text.partition(":")
     if not sep:
         raise ValueError(f"positions {text!r}: want 'all' or ROWS:COLS, e.g. 0-5,8:*")
-    return [(r, c) for r in _indices(rows, m, "row") for c in _indices(cols, n, "column")]
+    return [(r, c) for r in index_list(rows, m, "row") for c in index_list(cols, n, "column")]
 
 
 def _same_answers(grid: GridProbe, view: PositionView, cands: list[Position]) -> np.ndarray:

@@ -32,6 +32,7 @@ __all__ = [
     "TreeClass",
     "gemm_text",
     "get_gemm",
+    "index_list",
     "parse_gemms",
     "read_gemm_file",
 ]
@@ -215,11 +216,20 @@ def positions(text: str, m: int, n: int) -> list[tuple[int, int]]:
     rows, sep, cols = text.partition(":")
     if not sep:
         raise ValueError(f"outputs {text!r}: want 'all', ROWS:COLS or i,j;i,j")
-    return [(r, c) for r in _indices(rows, m) for c in _indices(cols, n)]
+    return [
+        (r, c) for r in index_list(rows, m, "outputs:") for c in index_list(cols, n, "outputs:")
+    ]
 
 
-def _indices(text: str, size: int) -> list[int]:
-    if text.strip() in ("*", ""):
+def index_list(text: str, size: int, what: str) -> list[int]:
+    """The indices ``text`` names in ``0..size-1``: a comma list of numbers and ranges a-b.
+
+    ``*``, ``all`` or nothing names every one; ``what`` begins each error.
+
+    Raises:
+        ValueError: for a part that is no number or range, or one outside ``0..size-1``.
+    """
+    if text.strip() in ("*", "all", ""):
         return list(range(size))
     out: list[int] = []
     for part in text.split(","):
@@ -227,9 +237,9 @@ def _indices(text: str, size: int) -> list[int]:
         try:
             first, last = int(lo), int(hi) if hi else int(lo)
         except ValueError:
-            raise ValueError(f"outputs: {part.strip()!r} is not a number or a range a-b") from None
+            raise ValueError(f"{what} {part.strip()!r} is not a number or a range a-b") from None
         if not 0 <= first <= last < size:
-            raise ValueError(f"outputs: {part.strip()!r} is outside 0..{size - 1}")
+            raise ValueError(f"{what} {part.strip()!r} is outside 0..{size - 1}")
         out.extend(range(first, last + 1))
     return sorted(set(out))
 
