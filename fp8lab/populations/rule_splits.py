@@ -16,7 +16,13 @@ calls on which the two ports differ), ``moot`` (the variant computes the same
 words: ``nan_code`` is what GQ accepts, not what a kernel computes),
 ``layout`` (the variant's scales have another shape, so every call fails),
 or ``undecidable`` (no split found on the swept amaxes, with the reason: the
-float32 amaxes between the probes are not swept). ``scripts/rule-splits``,
+float32 amaxes between the probes are not swept). Where the sweep finds no
+split and an argument shows the two rules compute the same words for every
+input (:func:`_same_words`: two clamps a saturating cast cannot tell apart,
+a power-of-two scale whose reciprocal is exact, an RCEIL quotient that never
+overflows, arithmetic in bfloat16 on an exact power-of-two step), the row is
+``moot`` with the argument; the argument is only consulted after the sweep,
+so a wrong one can never hide a split. ``scripts/rule-splits``,
 which writes the named rules' tables, turns an undecidable row of an axis
 that acts on the scale alone into ``equal`` when a sweep of all 2^31 float32
 amaxes finds no scale that differs. Values: every value of an
@@ -41,7 +47,7 @@ from fp8lab.populations.schemes import scheme_population
 from fp8lab.populations.split_record import AxisSplit
 from fp8lab.specs.formats import get_format
 from fp8lab.specs.rule_file import derived_name, field_kinds
-from fp8lab.specs.scale_rules import RULES, Granularity, ScaleRule
+from fp8lab.specs.scale_rules import RULES, Apply, Clamp, Granularity, Pow2, ScaleRule
 
 __all__ = [
     "SPLIT_DTYPES",
@@ -237,6 +243,51 @@ def _moot(rule: ScaleRule, axis: str) -> str:
     return ""
 
 
+_POWER_OF_TWO = (Pow2.CEIL_BITS, Pow2.OCP_FLOOR, Pow2.RCEIL)
+
+
+def _same_words(rule: ScaleRule, axis: str, value: object) -> str:
+    """Why ``rule`` and ``rule[axis=value]`` give the same words on every input, or ''.
+
+    Consulted only where the sweep found no split: each argument is for the
+    whole domain, the sweep its check on the amaxes it covers.
+    """
+    if axis == "clamp" and rule.saturate and {rule.clamp, value} <= {Clamp.NONE, Clamp.TORCH}:
+        return (
+            "clamp none and torch both leave a NaN quotient NaN, and the saturating cast sends "
+            "every |q| > max (inf too) to +-max as torch's clamp does: the same code for every q"
+        )
+    if (
+        axis == "apply"
+        and rule.pow2 is Pow2.CEIL_BITS
+        and {rule.apply, value} == {Apply.DIVIDE, Apply.RECIPROCAL}
+    ):
+        return (
+            "a ceil-bits scale is a power of two (2**-33 up to 2**127, or inf), whose float32 "
+            "reciprocal is exact: x / s and x * fl(1/s) are one correctly rounded float32"
+        )
+    if (
+        axis == "saturate"
+        and rule.pow2 is Pow2.RCEIL
+        and rule.clamp is Clamp.NONE
+        and rule.scale_ub is None
+        and rule.amax_lanes is None
+    ):
+        return (
+            "an RCEIL scale is the amax's quotient by max rounded up to a power of two, so every "
+            "|x| / scale is at most max within float32 rounding, below the midpoint above max "
+            "where saturation starts: no element reaches the overflow saturate decides"
+        )
+    if axis == "arithmetic" and rule.pow2 in _POWER_OF_TWO:
+        return (
+            "the axis changes bfloat16 input only: every bfloat16 amax pattern went through both "
+            "scale steps (the sweep), and the element step divides a bfloat16 by a power of two, "
+            "exact in bfloat16 as in float32 (a quotient below float32's normal range encodes "
+            "to a signed zero either way)"
+        )
+    return ""
+
+
 def _pick(bits: np.ndarray) -> tuple[int, ...]:
     """At most three of ``bits`` (ascending), spread: the first, the middle and the last."""
     if bits.size <= _PICK:
@@ -276,6 +327,10 @@ def _axis_split(
     calls = base + len(picked[0]) + len(picked[1])
     if calls >= _PICK:
         return AxisSplit(axis, text, "split", base, *picked, (n32, n16), "")
+    same = _same_words(rule, axis, value) if calls == 0 else ""
+    if same:
+        reason = f"{same}; the sweep found no split either"
+        return AxisSplit(axis, text, "moot", 0, (), (), (n32, n16), reason)
     reason = (
         f"no split on GQ's population, on the {n16} bfloat16 amaxes (every one) or the {n32} "
         "float32 amaxes at and beside them; the float32 amaxes between are not swept"

@@ -233,9 +233,19 @@ def read_rule_text(path: str | Path, max_bytes: int = 1 << 20) -> str:
 def derived_name(base: str, changes: Mapping[str, object]) -> str:
     """The name of rule ``base`` with ``changes``: ``BASE[AXIS=VALUE;...]``.
 
-    Each value as a rule file writes it, without quotes; None is ``none``.
+    Each value as a rule file writes it, without quotes; None is ``none``. A
+    ``base`` that is itself derived keeps one bracket: ``rceil[e8m0_nan=zero-byte]``
+    with ``scale_from`` divide is ``rceil[e8m0_nan=zero-byte;scale_from=divide]``
+    (a change of a key it sets replaces that key's value).
     """
-    return f"{base}[{';'.join(f'{k}={_text(v)}' for k, v in changes.items())}]"
+    root, bracket, rest = base.partition("[")
+    items: dict[str, str] = {}
+    if bracket and rest.endswith("]"):
+        items = dict(item.partition("=")[::2] for item in rest[:-1].split(";"))
+    else:
+        root = base
+    items.update((k, _text(v)) for k, v in changes.items())
+    return f"{root}[{';'.join(f'{k}={v}' for k, v in items.items())}]"
 
 
 def _text(value: object) -> str:

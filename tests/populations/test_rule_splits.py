@@ -111,3 +111,38 @@ def test_the_rules_catalogue_mutants_are_gated_under_ship_their_tables_too() -> 
 
     derived = {r for m in SCHEME_MUTANTS.values() for _, r in m.gated_as if "[" in r}
     assert derived and all(rule_digest(get_rule(r)) in shipped_tables() for r in derived)
+
+
+def test_no_shipped_row_is_left_undecidable() -> None:
+    """Every row of a shipped table is split, proved equal, moot with its argument, or layout."""
+    left = [
+        (entry["rule"], row["axis"], row["value"])
+        for entry in json.loads(
+            (Path(split_cache.__file__).parent / split_cache.SHIPPED).read_text()
+        )["rules"].values()
+        for row in entry["splits"]
+        if row["status"] == "undecidable"
+    ]
+    assert left == []
+
+
+def test_an_argument_for_equal_words_never_hides_a_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planted argument that calls every variant the same leaves the split rows split."""
+    rule = RULES["vllm-per-group-ue8m0"]
+    monkeypatch.setattr(rule_splits, "_same_words", lambda *_: "planted: the same words")
+    shipped = {(s.axis, s.value): s.status for s in shipped_tables()[rule_digest(rule)]}
+    table = split_table(rule)
+    assert any(s.status == "split" for s in table)
+    for row in table:
+        if shipped[row.axis, row.value] == "split":
+            assert row.status == "split", row
+        elif row.status == "moot" and row.reason.startswith("planted"):
+            assert shipped[row.axis, row.value] != "split"
+
+
+def test_a_derived_rules_variant_keeps_one_bracket() -> None:
+    base = "rceil[e8m0_nan=zero-byte]"
+    name = rule_splits.derived_name(base, {"scale_from": get_rule("rceil").scale_from})
+    assert name == "rceil[e8m0_nan=zero-byte;scale_from=reciprocal]"
+    assert get_rule(name).e8m0_nan == get_rule(base).e8m0_nan
+    assert rule_splits.derived_name(base, {"e8m0_nan": "nan-byte"}) == "rceil[e8m0_nan=nan-byte]"
