@@ -108,3 +108,10 @@ def run_main(
             if _under(sys.modules[name], own):
                 del sys.modules[name]
     return subprocess.CompletedProcess(["fp8lab", *argv], status, stdout, stderr)
+
+
+def assert_one_kernel_error_line(text: str, spec: str, reason: str) -> None:
+    """``text`` (stdout and stderr) has one ``kernel-error`` line naming both, no traceback."""
+    lines = [line for line in text.splitlines() if "kernel-error" in line]
+    assert len(lines) == 1 and spec in lines[0] and reason in lines[0], lines
+    assert "Traceback" not in text

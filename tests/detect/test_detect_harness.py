@@ -13,6 +13,7 @@ from fp8lab.cli.main import main
 from fp8lab.detect import brute_force, enumerate_exposing
 from fp8lab.runtime.guard import KernelFaultError
 from fp8lab.sweeps.range_run import RangeRun
+from tests.in_process import assert_one_kernel_error_line
 
 pytestmark = pytest.mark.process
 
@@ -106,9 +107,7 @@ def test_detect_broken_kernel_is_a_kernel_error_exit_4_in_one_line(
     rc = main([*argv, "--method", method, *(NEAR_ONE if method == "brute" else [])])
     out = capsys.readouterr()
     assert rc == 4
-    lines = [line for line in (out.out + out.err).splitlines() if "kernel-error" in line]
-    assert len(lines) == 1 and spec in lines[0] and BROKEN[user] in lines[0]
-    assert "Traceback" not in out.out + out.err
+    assert_one_kernel_error_line(out.out + out.err, spec, BROKEN[user])
 
 
 def test_detect_crashed_worker_is_a_kernel_error_exit_4() -> None:

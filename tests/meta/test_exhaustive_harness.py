@@ -11,6 +11,7 @@ import pytest
 from fp8lab.cli.main import main
 from fp8lab.sweeps.exhaustive import run_exhaustive
 from fp8lab.sweeps.range_run import ALL_PATTERNS, RangeRun
+from tests.in_process import assert_one_kernel_error_line
 
 pytestmark = pytest.mark.process
 
@@ -165,9 +166,7 @@ def test_exhaustive_broken_encoder_is_a_kernel_error_exit_4_in_one_line(
     )
     out = capsys.readouterr()
     assert rc == 4
-    lines = [line for line in (out.out + out.err).splitlines() if "kernel-error" in line]
-    assert len(lines) == 1 and spec in lines[0] and BROKEN[user] in lines[0]
-    assert "Traceback" not in out.out + out.err
+    assert_one_kernel_error_line(out.out + out.err, spec, BROKEN[user])
 
 
 def test_exhaustive_crashed_worker_is_a_kernel_error_exit_4() -> None:
