@@ -14,11 +14,12 @@ This module is data only (standard library): G3's model
 from __future__ import annotations
 
 import json
-import tomllib
 from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
+
+from fp8lab.specs.rule_file import read_rule_text, rule_tables
 
 __all__ = [
     "GEMMS",
@@ -311,17 +312,11 @@ def parse_gemms(text: str, where: str = "gemm") -> tuple[GemmDeclaration, ...]:
     """The declarations of a GEMM file's text: ``[[gemm]]`` tables, one key per field.
 
     Raises:
-        ValueError: for text that is not TOML, no ``[[gemm]]``, an unknown key,
+        ValueError: for text that is not TOML or nested too deep, no ``[[gemm]]``, an unknown key,
             a value of the wrong kind, a choice outside its axis, a declaration
             :class:`GemmDeclaration` refuses, or a name given twice.
     """
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{where}: not TOML ({exc})") from None
-    entries = data.get("gemm")
-    if set(data) != {"gemm"} or not isinstance(entries, list) or not entries:
-        raise ValueError(f"{where}: want one or more [[gemm]] tables and nothing else")
+    entries = rule_tables(text, where, "gemm")
     gemms = tuple(_gemm(e, f"{where}, gemm {i + 1}") for i, e in enumerate(entries))
     names = [g.name for g in gemms]
     if len(set(names)) != len(names):
@@ -364,19 +359,10 @@ def read_gemm_file(path: str | Path, max_bytes: int = 1 << 24) -> tuple[GemmDecl
     """The declarations of the GEMM file at ``path`` (at most ``max_bytes``).
 
     Raises:
-        ValueError: as :func:`parse_gemms`, or for a file that cannot be read or is too large.
+        ValueError: as :func:`parse_gemms`, or for a file that cannot be read, is not a
+            regular file (a FIFO is refused, never waited on), is too large or not UTF-8.
     """
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(max_bytes + 1)
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read the GEMM file ({exc.strerror})") from None
-    if len(raw) > max_bytes:
-        raise ValueError(f"{path}: a GEMM file over {max_bytes} bytes")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: not UTF-8") from None
+    text = read_rule_text(path, max_bytes, "GEMM")
     return parse_gemms(text, str(path))
 
 

@@ -187,12 +187,12 @@ def tables_text(*rules: Any) -> str:
     return "\n".join(lines)
 
 
-def rule_tables(text: str, where: str) -> list[dict[str, object]]:
-    """The ``[[rule]]`` tables of a rule file's text, unchecked.
+def rule_tables(text: str, where: str, table: str = "rule") -> list[dict[str, object]]:
+    """The ``[[rule]]`` (or ``[[table]]``) tables of a rule file's text, unchecked.
 
     Raises:
         ValueError: for text nested deeper than :data:`MAX_TOML_DEPTH`, not
-            TOML, or holding anything but ``[[rule]]`` tables.
+            TOML, or holding anything but those tables.
     """
     if toml_depth(text, MAX_TOML_DEPTH) > MAX_TOML_DEPTH:
         raise ValueError(f"{where}: nested deeper than {MAX_TOML_DEPTH}")
@@ -200,14 +200,14 @@ def rule_tables(text: str, where: str) -> list[dict[str, object]]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{where}: not TOML ({exc})") from None
-    entries = data.get("rule")
-    if set(data) != {"rule"} or not isinstance(entries, list) or not entries:
-        raise ValueError(f"{where}: want one or more [[rule]] tables and nothing else")
+    entries = data.get(table)
+    if set(data) != {table} or not isinstance(entries, list) or not entries:
+        raise ValueError(f"{where}: want one or more [[{table}]] tables and nothing else")
     return entries
 
 
-def read_rule_text(path: str | Path, max_bytes: int = 1 << 20) -> str:
-    """The text of the rule file at ``path`` (at most ``max_bytes``, UTF-8).
+def read_rule_text(path: str | Path, max_bytes: int = 1 << 20, kind: str = "rule") -> str:
+    """The text of the ``kind`` file at ``path`` (at most ``max_bytes``, UTF-8).
 
     The file is opened without blocking, and a FIFO or device is refused
     (:func:`fp8lab.specs.file_text.read_regular`).
@@ -219,11 +219,11 @@ def read_rule_text(path: str | Path, max_bytes: int = 1 << 20) -> str:
     try:
         raw = read_regular(path, max_bytes)
     except NotRegularError as exc:
-        raise ValueError(f"{exc}; a rule file is read only from a regular file") from None
+        raise ValueError(f"{exc}; a {kind} file is read only from a regular file") from None
     except OSError as exc:
-        raise ValueError(f"{path}: cannot read the rule file ({exc.strerror})") from None
+        raise ValueError(f"{path}: cannot read the {kind} file ({exc.strerror})") from None
     if len(raw) > max_bytes:
-        raise ValueError(f"{path}: a rule file over {max_bytes} bytes")
+        raise ValueError(f"{path}: a {kind} file over {max_bytes} bytes")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:

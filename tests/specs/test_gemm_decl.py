@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -85,3 +86,17 @@ def test_classes_must_cover_each_shape_once() -> None:
 def test_a_bad_file_is_refused_with_its_reason(text: str, words: str) -> None:
     with pytest.raises(ValueError, match=words):
         parse_gemms(text, "f.toml")
+
+
+def test_a_gemm_file_is_bounded_like_a_rule_file(tmp_path: Path) -> None:
+    """A deeply nested GEMM file is one error, not a RecursionError; a FIFO is refused, not read."""
+    import os
+
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a = " + "[" * 50_000 + "1" + "]" * 50_000 + "\n")
+    with pytest.raises(ValueError, match="nested deeper than 64"):
+        read_gemm_file(deep)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="FIFO, not a regular file; a GEMM file"):
+        read_gemm_file(fifo)
