@@ -89,3 +89,42 @@ def test_a_box_folder_whose_owner_is_gone_is_removed_by_the_next_box(
     assert made is not None and Path(made.tmp).parent == tmp_path
     made.close()
     assert not orphan.exists() and live.exists()
+
+
+def test_under_coverage_the_boxs_line_data_is_written_inside_and_moved_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    coverage = pytest.importorskip("coverage")
+    from coverage.config import CoverageConfig
+
+    outside = tmp_path / "measured" / "data"
+    outside.parent.mkdir()
+    config = CoverageConfig()
+    config.data_file = str(outside)
+    monkeypatch.setenv("COVERAGE_PROCESS_CONFIG", config.serialize())
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(box, "box_tool", lambda: "bwrap")  # nothing is started here
+    made = box.open_box()
+    assert made is not None
+    inside = CoverageConfig.deserialize(made.env()["COVERAGE_PROCESS_CONFIG"])
+    assert Path(inside.data_file).parent == Path(made.tmp)  # the one folder the box can write
+    Path(inside.data_file + ".box.pid2.x").write_text("lines")
+    Path(made.tmp, "kernel.txt").write_text("the kernel's")
+
+    class Measured:
+        config = CoverageConfig()
+
+    Measured.config.data_file = str(outside)
+    monkeypatch.setattr(coverage.Coverage, "current", classmethod(lambda cls: Measured))
+    made.close()
+    assert [p.name for p in outside.parent.iterdir()] == ["data.box.pid2.x"]
+    assert not Path(made.tmp).exists()
+
+
+def test_without_coverage_the_box_sets_no_coverage_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COVERAGE_PROCESS_CONFIG", raising=False)
+    made = box.Box("bwrap", tempfile.mkdtemp())
+    try:
+        assert "COVERAGE_PROCESS_CONFIG" not in made.env()
+    finally:
+        made.close()

@@ -17,6 +17,11 @@ and forks the reaper in the kernel's process before the kernel is imported
 The private folder is removed when the host closes the box, or by the next
 box opened on the machine once its owner's process is gone.
 
+Under ``make coverage`` (coverage.py measuring fp8lab's process), the box's
+processes write their line data into the private folder, the only place they
+can write, and closing the box moves those files beside fp8lab's own: they
+count towards the coverage figure and nothing else.
+
 Where neither tool can make a user namespace, the kernel runs as a plain
 child process: :func:`isolation_level` says ``process`` (else
 ``namespace``), and every record of a user kernel carries it.
@@ -51,6 +56,8 @@ __all__ = [
 ]
 
 BOX_ENV = "FP8LAB_BOX"
+_COVERAGE_CONFIG = "COVERAGE_PROCESS_CONFIG"  # set by coverage.py's patch = subprocess
+_COVERAGE_DATA = ".coverage"  # the box's line data: <tmp>/.coverage.<host>.<pid>.<random>
 _PREFIX = "fp8lab-box-"  # <tmp>/fp8lab-box-<owner pid>-<random>: a box's private folder
 TOOLS = ("bwrap", "unshare")
 _NAMESPACES = ["--user", "--map-root-user", "--pid", "--fork", "--mount", "--ipc", "--net"]
@@ -127,7 +134,10 @@ class Box:
     def env(self) -> dict[str, str]:
         """What the box's environment adds: every temporary and cache folder is the private one."""
         caches = ("TMPDIR", "XDG_CACHE_HOME", "TRITON_CACHE_DIR")
-        return {**{name: self.tmp for name in caches}, "NUMBA_CACHE_DIR": _numba_cache(self.tmp)}
+        env = {**{name: self.tmp for name in caches}, "NUMBA_CACHE_DIR": _numba_cache(self.tmp)}
+        if os.environ.get(_COVERAGE_CONFIG):
+            env[_COVERAGE_CONFIG] = _coverage_config_writing_to(self.tmp)
+        return env
 
     def inside(self) -> dict[str, Any]:
         """What :func:`seal` needs in the kernel's process."""
@@ -135,7 +145,30 @@ class Box:
 
     def close(self) -> None:
         """Remove the private folder and what the kernel left in it."""
+        _keep_coverage_data(self.tmp)
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _coverage_config_writing_to(tmp: str) -> str:
+    """coverage.py's configuration for the box's processes: this one, its data file in ``tmp``."""
+    from coverage.config import CoverageConfig
+
+    config = CoverageConfig.deserialize(os.environ[_COVERAGE_CONFIG])
+    config.data_file = os.path.join(tmp, _COVERAGE_DATA)
+    return config.serialize()
+
+
+def _keep_coverage_data(tmp: str) -> None:
+    """Under coverage.py, move the line data the box's processes wrote beside this process's own."""
+    coverage = sys.modules.get("coverage")
+    current = coverage.Coverage.current() if coverage is not None else None
+    if current is None:
+        return
+    target = os.path.abspath(current.config.data_file)  # <folder>/<name>: combined from <name>.*
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(tmp):
+            if entry.name.startswith(_COVERAGE_DATA + ".") and entry.is_file(follow_symlinks=False):
+                shutil.move(entry.path, target + entry.name.removeprefix(_COVERAGE_DATA))
 
 
 def _numba_cache(tmp: str) -> str:
