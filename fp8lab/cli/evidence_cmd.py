@@ -6,11 +6,12 @@ import argparse
 import os
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fp8lab.cli.argtypes import check_writable_dir, seconds_arg
+from fp8lab.cli.argtypes import bounded_int_arg, check_writable_dir, seconds_arg
 from fp8lab.cli.common import CliError
 from fp8lab.cli.executor_args import add_executor_args, open_executor
 from fp8lab.cli.names import DEFAULT_NOTEBOOK_TIMEOUT as DEFAULT_TIMEOUT
@@ -20,9 +21,11 @@ from fp8lab.runtime.cluster import SCHEDULER_ENV
 from fp8lab.runtime.exit_codes import EXIT_CODES
 
 if TYPE_CHECKING:
-    from fp8lab.evidence.execute import CheckedParameters
+    from fp8lab.evidence.execute import CheckedParameters, Stop
 
 PARAMS_BYTES = 1 << 20  # a parameters file is a few lines
+jobs_arg = bounded_int_arg(1, 64, "a number of notebooks side by side")
+DEFAULT_JOBS = 2  # side by side: a notebook's pools keep the cores busy only part of its time
 
 __all__ = ["add_parser", "run"]
 
@@ -61,6 +64,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         type=seconds_arg,
         default=DEFAULT_TIMEOUT,
         help=f"outer limit per notebook in seconds (default {DEFAULT_TIMEOUT:g})",
+    )
+    p.add_argument(
+        "--jobs",
+        type=jobs_arg,
+        default=DEFAULT_JOBS,
+        help=f"notebooks run side by side (default {DEFAULT_JOBS}; 1: one after another, "
+        "in the order named); side by side, the one whose last complete run here took "
+        "longest starts first",
     )
     p.add_argument("--results", default="results", help="results root (default: results)")
     p.add_argument("--notebooks", default=str(NOTEBOOKS_DIR), help="notebook folder")
@@ -224,30 +235,88 @@ def run(args: argparse.Namespace) -> int:
 def _run_all(
     args: argparse.Namespace, checked: dict[str, CheckedParameters], results: Path
 ) -> list[str]:
-    """Run each notebook in order, even after a failure; the names that failed."""
+    """Run each notebook, ``--jobs`` at a time, even after a failure; the names that failed.
+
+    Side by side, the notebooks whose last complete run here took longest start
+    first; a signal sets the shared stop, each run going on ends its tree and
+    is filed as interrupted, and the signal is raised here once all have ended.
+    """
+    from fp8lab.evidence.execute import Stop
+    from fp8lab.runtime.proctree import SignalInterrupt
+
+    names = list(checked)
+    if min(args.jobs, len(names)) <= 1:  # in the order named
+        return [
+            n
+            for i, n in enumerate(names, 1)
+            if not _run_one(args, checked[n], results, i, len(names))
+        ]
+    names = _longest_first(names, results)
+    stop = Stop()
+    with ThreadPoolExecutor(args.jobs, thread_name_prefix="notebook") as pool:
+        futures = {
+            n: pool.submit(_run_one, args, checked[n], results, i, len(names), stop)
+            for i, n in enumerate(names, 1)
+        }
+        try:
+            ok = {n: f.result() for n, f in futures.items()}
+        except SignalInterrupt as exc:
+            stop.signum = exc.signum
+            for f in futures.values():
+                f.cancel()
+            wait(futures.values())  # every run going on ends its tree and is filed
+            raise
+    return [n for n in names if not ok[n]]
+
+
+def _run_one(
+    args: argparse.Namespace,
+    checked: CheckedParameters,
+    results: Path,
+    i: int,
+    count: int,
+    stop: Stop | None = None,
+) -> bool:
+    """Run one notebook and say how it ended; whether it completed."""
     from fp8lab.evidence import execute as runner
     from fp8lab.evidence.execute import NotebookRunError
 
-    failed = []
-    names = list(checked)
-    for i, name in enumerate(names, 1):
-        print(f"[{i}/{len(names)}] {name}: running", flush=True)
+    name = checked.path.stem
+    print(f"[{i}/{count}] {name}: running", flush=True)
 
-        def beat(seconds: float, name: str = name, i: int = i) -> None:
-            print(f"[{i}/{len(names)}] {name}: still running, {seconds:.0f} s", flush=True)
+    def beat(seconds: float) -> None:
+        print(f"[{i}/{count}] {name}: still running, {seconds:.0f} s", flush=True)
 
-        try:
-            done = runner.run_checked(
-                checked[name], results, timeout=args.timeout, heartbeat=beat, index=False
-            )
-        except NotebookRunError as exc:
-            where = f" ({exc.folder})" if exc.folder else ""
-            print(f"[{i}/{len(names)}] {name}: FAILED{where}: {exc}", file=sys.stderr, flush=True)
-            failed.append(name)
-            continue
-        print(
-            f"[{i}/{len(names)}] {name}: complete in {done.seconds:.1f} s -> "
-            f"{done.directory / 'report.html'}",
-            flush=True,
+    try:
+        done = runner.run_checked(
+            checked, results, timeout=args.timeout, heartbeat=beat, index=False, stop=stop
         )
-    return failed
+    except NotebookRunError as exc:
+        where = f" ({exc.folder})" if exc.folder else ""
+        print(f"[{i}/{count}] {name}: FAILED{where}: {exc}", file=sys.stderr, flush=True)
+        return False
+    print(
+        f"[{i}/{count}] {name}: complete in {done.seconds:.1f} s -> "
+        f"{done.directory / 'report.html'}",
+        flush=True,
+    )
+    return True
+
+
+def _longest_first(names: list[str], results: Path) -> list[str]:
+    """``names``, those whose newest complete run under ``results`` took longest first.
+
+    A notebook with no complete run comes first (its time is unknown); ties keep
+    their order. Only the order of the runs changes, never what they run.
+    """
+    from fp8lab.evidence.manifest import scan_runs
+
+    took: dict[str, tuple[str, float]] = {}
+    for record in scan_runs(results):
+        m = record.manifest
+        if record.corrupt or m.get("status") != "complete" or m.get("kind") not in names:
+            continue
+        seconds = m.get("seconds")
+        if isinstance(seconds, (int, float)) and m["run_id"] > took.get(m["kind"], ("", 0.0))[0]:
+            took[m["kind"]] = (m["run_id"], float(seconds))
+    return sorted(names, key=lambda n: -took[n][1] if n in took else -float("inf"))

@@ -43,7 +43,7 @@ __all__ = [
     "OUTCOMES",
     "LogLine",
     "adopt_runs",
-    "append_attempt",
+    "file_attempt",
     "log_problems",
     "read_log",
 ]
@@ -180,18 +180,32 @@ def adopt_runs(results: Path) -> int:
     return len(read_log(results)[0])
 
 
-def append_attempt(results: Path, kind: str, run_id: str, outcome: str, folder: Path) -> None:
-    """Log one filed attempt; a log started now first adopts the runs already filed.
+def file_attempt(
+    results: Path, kind: str, run_id: str, outcome: str, staging: Path, folder: Path
+) -> None:
+    """Move a run from ``staging`` to ``folder`` and log it, both under the log's lock.
+
+    A log started now first adopts the runs already filed. Moving and logging
+    under one lock means no runner ever sees another's run filed but not yet
+    logged (it would adopt it, and the run would be logged twice).
 
     Args:
         results: the results root.
         kind: what ran.
         run_id: its run id.
         outcome: one of :data:`OUTCOMES`.
-        folder: where it was filed (its manifest is hashed).
+        staging: the run's folder while it ran.
+        folder: where it is filed (its manifest is hashed).
+
+    Raises:
+        FileExistsError: if ``folder`` exists (evidence is never overwritten).
     """
-    results, folder = Path(results).resolve(), Path(folder).resolve()
+    results = Path(results).resolve()
     with _locked(results) as handle:
+        if os.path.lexists(folder):
+            raise FileExistsError(f"{folder} exists; evidence is never overwritten")
+        os.rename(staging, folder)
+        folder = Path(folder).resolve()
         prev, logged = _head(results)
         if prev == GENESIS:
             prev = _adopt(handle, results, prev, logged, folder)

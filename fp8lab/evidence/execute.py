@@ -17,7 +17,6 @@ import ast
 import functools
 import hashlib
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -46,6 +45,7 @@ __all__ = [
     "CheckedParameters",
     "NotebookRunError",
     "NotebookRun",
+    "Stop",
     "discover",
     "execution_problems",
     "notebook_parameters",
@@ -58,7 +58,15 @@ NOTEBOOKS_DIR = notebooks_dir()
 REQUIRED_PARAMETERS = ("seed", "smoke", "run_dir")
 DEFAULT_TIMEOUT = 1800.0
 HEARTBEAT_S = 15.0
+POLL_S = 0.2  # how often a run's papermill process is looked at
 TIMED_OUT = -9999
+
+
+@dataclass
+class Stop:
+    """Set when a signal reached the runner: each notebook run going on ends its tree."""
+
+    signum: int = 0
 
 
 class NotebookRunError(RuntimeError):
@@ -129,14 +137,18 @@ def _papermill(
     cell_timeout: float,
     timeout: float,
     heartbeat: Callable[[float], None] | None,
-) -> int:
-    """Run papermill; its exit status, or TIMED_OUT after ending the whole tree.
+    stop: Stop | None = None,
+) -> tuple[int, float]:
+    """Run papermill: its exit status (TIMED_OUT after ending the whole tree) and CPU seconds.
 
     Output goes to ``log_path``, never to a pipe: a process that outlives its
     parent could hold a pipe open and block the reader forever. Every process
     of the run carries the staging directory in ``$FP8LAB_PROCESS_TREE``, so the
     kernel (a session of its own) and the kernel's workers are found and ended
     with papermill on a timeout, a signal, or leftovers after a normal exit.
+    The CPU seconds are papermill's, its kernel's and the kernel's workers'
+    (each waited for by its parent), this run's alone when runs go side by side.
+    ``stop`` (set by the thread a signal reached) ends the tree as the signal would.
     """
     command = [
         sys.executable,
@@ -167,33 +179,54 @@ def _papermill(
             preexec_fn=functools.partial(die_with_parent, os.getpid()),
         )
     start = time.monotonic()
+    beat = start + HEARTBEAT_S
     try:
         while True:
             left = timeout - (time.monotonic() - start)
             if left <= 0:
                 kill_tree(proc.pid, token)
-                proc.wait()
-                return TIMED_OUT
-            try:
-                code = proc.wait(timeout=min(HEARTBEAT_S, left))
+                return TIMED_OUT, _reaped(proc)[1]
+            if stop is not None and stop.signum:
+                raise SignalInterrupt(stop.signum)
+            ended = _reap(proc, min(POLL_S, left))
+            if ended is not None:
                 break
-            except subprocess.TimeoutExpired:
-                if heartbeat is not None and time.monotonic() - start < timeout:
-                    heartbeat(time.monotonic() - start)
+            if heartbeat is not None and time.monotonic() >= beat:
+                heartbeat(time.monotonic() - start)
+                beat += HEARTBEAT_S
     except BaseException as exc:
         kill_tree(proc.pid, token)
-        proc.wait()
+        _reaped(proc)
         if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, SignalInterrupt):
             raise SignalInterrupt(signal.SIGINT) from exc
         raise
     kill_tree(None, token)  # anything the kernel left behind
-    return code
+    return ended
 
 
-def _children_cpu() -> float:
-    """User and system CPU seconds of this process's finished, waited-for descendants."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+def _reaped(proc: subprocess.Popen[bytes]) -> tuple[int, float]:
+    """:func:`_reap` with no limit (the tree has been ended)."""
+    ended = _reap(proc, None)
+    assert ended is not None  # without a limit it returns only once the process has ended
+    return ended
+
+
+def _reap(proc: subprocess.Popen[bytes], timeout: float | None) -> tuple[int, float] | None:
+    """``proc``'s exit status and CPU seconds once it ends within ``timeout`` s (None: no limit).
+
+    ``os.wait4`` gives the usage of that one child and the descendants it
+    waited for, which ``RUSAGE_CHILDREN`` cannot when runs go side by side.
+    """
+    end = None if timeout is None else time.monotonic() + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid == proc.pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return proc.returncode, usage.ru_utime + usage.ru_stime
+        left = POLL_S if end is None else end - time.monotonic()
+        if left <= 0:
+            return None
+        time.sleep(min(POLL_S, left))
 
 
 def _report(executed: Path, staging: Path) -> None:
@@ -257,11 +290,14 @@ def run_checked(
     cell_timeout: float | None = None,
     heartbeat: Callable[[float], None] | None = None,
     index: bool = True,
+    stop: Stop | None = None,
 ) -> NotebookRun:
     """:func:`run_notebook` for values checked already, orphaned runs already filed.
 
     A command that runs several notebooks checks every one's values and files
-    the orphans once, before the first runs.
+    the orphans once, before the first runs; one that runs them side by side
+    gives each the same ``stop``, which a signal sets (the run then ends and is
+    filed as the signal would have it).
 
     Raises:
         NotebookRunError, SignalInterrupt: as :func:`run_notebook`.
@@ -286,9 +322,8 @@ def run_checked(
                 yaml.safe_dump({**params, "run_dir": str(run.staging)}, sort_keys=True).encode(),
             )
             executed = run.staging / f"{path.stem}.ipynb"
-            cpu0 = _children_cpu()
             try:
-                code = _papermill(
+                code, cpu = _papermill(
                     path,
                     executed,
                     params_file,
@@ -296,11 +331,12 @@ def run_checked(
                     cell_timeout or timeout,
                     timeout,
                     heartbeat,
+                    stop,
                 )
             finally:
                 params_file.unlink(missing_ok=True)
             # papermill, its kernel and the kernel's workers: all waited for, so all counted
-            run.extra["cpu_seconds"] = round(_children_cpu() - cpu0, 3)
+            run.extra["cpu_seconds"] = round(cpu, 3)
             if code == TIMED_OUT:
                 first = [f"outer timeout after {timeout:g} s; process tree killed"]
             else:

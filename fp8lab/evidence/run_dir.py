@@ -25,7 +25,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from fp8lab.evidence.attempts import append_attempt
+from fp8lab.evidence.attempts import file_attempt
 from fp8lab.evidence.manifest import MANIFEST
 from fp8lab.evidence.provenance import provenance
 from fp8lab.evidence.staging import claim, release
@@ -121,10 +121,7 @@ class EvidenceRun:
         self.write_json(MANIFEST, self._manifest(status, reason))
         area.mkdir(parents=True, exist_ok=True)
         target = area / self.run_id
-        if target.exists():
-            raise FileExistsError(f"{target} exists; evidence is never overwritten")
-        os.rename(self.staging, target)
         outcome = "interrupted" if isinstance(exc, KeyboardInterrupt) else status
-        append_attempt(self.results, self.kind, self.run_id, outcome, target)
+        file_attempt(self.results, self.kind, self.run_id, outcome, self.staging, target)
         release(self.staging, self._owner)
         self.final = target

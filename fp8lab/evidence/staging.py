@@ -14,12 +14,11 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 from typing import IO
 
-from fp8lab.evidence.attempts import append_attempt
+from fp8lab.evidence.attempts import file_attempt
 
 try:
     import fcntl
@@ -79,8 +78,10 @@ def _file(staging: Path, results: Path) -> Path | None:
     if target.exists():
         return None
     target.parent.mkdir(parents=True, exist_ok=True)
-    os.rename(staging, target)
-    append_attempt(results, kind, run_id, "interrupted", target)
+    try:
+        file_attempt(results, kind, run_id, "interrupted", staging, target)
+    except FileExistsError:
+        return None
     return target
 
 

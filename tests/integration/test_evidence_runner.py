@@ -110,9 +110,57 @@ def test_every_notebook_runs_and_each_is_reported_when_one_fails(
 ) -> None:
     folder = notebooks(tmp_path, "bad", "good")
     assert main(["evidence", "--notebooks", str(folder), "--results", str(tmp_path)]) == 1
-    assert [name for name, _ in calls] == ["bad", "good"]
+    assert sorted(name for name, _ in calls) == ["bad", "good"]  # side by side: either first
     captured = capsys.readouterr()
     assert "bad: FAILED" in captured.err and "good: complete" in captured.out
+
+
+def test_one_job_runs_the_notebooks_one_after_another_in_the_order_named(
+    tmp_path: Path, calls: list[tuple[str, dict[str, Any]]]
+) -> None:
+    folder = notebooks(tmp_path, "a", "b", "c")
+    argv = ["evidence", "c", "a", "b", "--jobs", "1", "--notebooks", str(folder)]
+    assert main([*argv, "--results", str(tmp_path)]) == 0
+    assert [name for name, _ in calls] == ["c", "a", "b"]
+
+
+def test_side_by_side_the_longest_last_run_starts_first(tmp_path: Path) -> None:
+    from fp8lab.cli.evidence_cmd import _longest_first
+
+    for kind, run_id, seconds in [("a", "1", 5.0), ("b", "1", 50.0), ("b", "2", 1.0), ("c", "1", 9.0)]:
+        folder = tmp_path / kind / run_id
+        folder.mkdir(parents=True)
+        manifest = {"kind": kind, "run_id": run_id, "status": "complete", "seconds": seconds}
+        manifest |= {"started": "2026", "reason": "", "params": {}, "files": {}}
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+    # b's newest run counts (1 s), d has none: unknown, so first
+    assert _longest_first(["a", "b", "c", "d"], tmp_path) == ["d", "c", "a", "b"]
+
+
+MEET = """import pathlib, time
+meet = pathlib.Path({meet!r})
+(meet / {me!r}).touch()
+deadline = time.monotonic() + 120
+while not (meet / {other!r}).exists():  # only a notebook running at the same time makes it
+    assert time.monotonic() < deadline, "ran alone"
+    time.sleep(0.05)
+"""
+
+
+def test_two_jobs_run_side_by_side_and_each_run_is_filed_with_its_own_cpu(tmp_path: Path) -> None:
+    meet = tmp_path / "meet"
+    meet.mkdir()
+    folder = tmp_path / "notebooks"
+    for me, other in (("left", "right"), ("right", "left")):
+        write_notebook(folder, me, MEET.format(meet=str(meet), me=me, other=other))
+    results = tmp_path / "results"
+    argv = ["evidence", "--jobs", "2", "--notebooks", str(folder), "--results", str(results)]
+    assert main(argv) == 0
+    runs = {r["kind"]: r for r in collect_runs(results)}
+    assert sorted(runs) == ["left", "right"]
+    assert all(r["status"] == "complete" for r in runs.values())
+    fresh = check_published(results, {n: folder / f"{n}.ipynb" for n in runs}, proofs=False)
+    assert [r.status for r in fresh] == ["fresh", "fresh"], fresh  # the attempts log holds both
 
 
 CORRUPT = {

@@ -242,7 +242,7 @@ def test_the_failed_line_names_the_runs_folder_under_the_results_root(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     notebook = write_notebook(tmp_path / "notebooks", "nb", "x = 1")
-    monkeypatch.setattr(runner, "_papermill", lambda *a, **k: 1)  # papermill exits 1
+    monkeypatch.setattr(runner, "_papermill", lambda *a, **k: (1, 0.0))  # papermill exits 1
     results = tmp_path / "results"
     argv = ["evidence", "nb", "--results", str(results), "--notebooks", str(notebook.parent)]
     assert main(argv) == EXIT_CODES["fail"]

@@ -110,3 +110,26 @@ def test_after_sigkill_the_next_run_files_the_orphaned_staging_directory(
     assert _failed_manifest(results, "tiny_pool")["reason"] == ORPHANED
     assert (filed[0] / "parameters.yaml").is_file()
     _no_staging(results)
+
+
+def test_a_signal_ends_every_notebook_running_side_by_side_and_files_each(
+    tmp_path: Path, watched: list[psutil.Process]
+) -> None:
+    pidfiles = [tmp_path / "left.json", tmp_path / "right.json"]
+    for pidfile in pidfiles:
+        pool_notebook(tmp_path / "nb", pidfile, name=pidfile.stem)
+    results, log = tmp_path / "results", tmp_path / "log"
+    argv = ["evidence", "left", "right", "--jobs", "2", "--notebooks", str(tmp_path / "nb")]
+    proc = start([*argv, "--results", str(results), "--timeout", "600"], tmp_path, log)
+    for pidfile in pidfiles:  # both kernels and their pools are up at once
+        wait_for_file(pidfile, proc, log)
+    watched += tree(proc.pid)
+    for pidfile in pidfiles:
+        watched += [psutil.Process(p) for p in pids_in(pidfile)]
+    os.kill(proc.pid, signal.SIGTERM)
+    assert finish(proc, log) == 143, log.read_text()
+    assert survivors(watched) == []
+    for name in ("left", "right"):
+        assert "interrupted by SIGTERM" in str(_failed_manifest(results, name)["reason"])
+    assert log.read_text().count("fp8lab evidence: interrupted by SIGTERM") == 1
+    _no_staging(results)
