@@ -127,7 +127,8 @@ def test_one_job_runs_the_notebooks_one_after_another_in_the_order_named(
 def test_side_by_side_the_longest_last_run_starts_first(tmp_path: Path) -> None:
     from fp8lab.cli.evidence_cmd import _longest_first
 
-    for kind, run_id, seconds in [("a", "1", 5.0), ("b", "1", 50.0), ("b", "2", 1.0), ("c", "1", 9.0)]:
+    runs = [("a", "1", 5.0), ("b", "1", 50.0), ("b", "2", 1.0), ("c", "1", 9.0)]
+    for kind, run_id, seconds in runs:
         folder = tmp_path / kind / run_id
         folder.mkdir(parents=True)
         manifest = {"kind": kind, "run_id": run_id, "status": "complete", "seconds": seconds}
