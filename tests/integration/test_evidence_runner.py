@@ -146,15 +146,25 @@ while not (meet / {other!r}).exists():  # only a notebook running at the same ti
     assert time.monotonic() < deadline, "ran alone"
     time.sleep(0.05)
 """
+BURN = """start = time.process_time()
+while time.process_time() - start < {burn}:  # CPU of this run alone
+    pass
+"""
+WAIT_FOR_FILED = """while not pathlib.Path({filed!r}).exists():  # the other run ended and was filed
+    assert time.monotonic() < deadline, "the other run was never filed"
+    time.sleep(0.05)
+"""
+BURN_S = 2.0
 
 
 def test_two_jobs_run_side_by_side_and_each_run_is_filed_with_its_own_cpu(tmp_path: Path) -> None:
-    meet = tmp_path / "meet"
+    meet, folder, results = tmp_path / "meet", tmp_path / "notebooks", tmp_path / "results"
     meet.mkdir()
-    folder = tmp_path / "notebooks"
-    for me, other in (("left", "right"), ("right", "left")):
-        write_notebook(folder, me, MEET.format(meet=str(meet), me=me, other=other))
-    results = tmp_path / "results"
+    left = MEET.format(meet=str(meet), me="left", other="right") + BURN.format(burn=BURN_S)
+    right = MEET.format(meet=str(meet), me="right", other="left")
+    right += WAIT_FOR_FILED.format(filed=str(results / "left"))  # ends after left's CPU is in
+    write_notebook(folder, "left", left)
+    write_notebook(folder, "right", right)
     argv = ["evidence", "--jobs", "2", "--notebooks", str(folder), "--results", str(results)]
     assert main(argv) == 0
     runs = {r["kind"]: r for r in collect_runs(results)}
@@ -162,6 +172,12 @@ def test_two_jobs_run_side_by_side_and_each_run_is_filed_with_its_own_cpu(tmp_pa
     assert all(r["status"] == "complete" for r in runs.values())
     fresh = check_published(results, {n: folder / f"{n}.ipynb" for n in runs}, proofs=False)
     assert [r.status for r in fresh] == ["fresh", "fresh"], fresh  # the attempts log holds both
+    cpu = {
+        n: json.loads(next((results / n).glob("*/manifest.json")).read_text())["cpu_seconds"]
+        for n in ("left", "right")
+    }
+    # each run's own tree: the burner's CPU is in its record and not in the other's
+    assert cpu["left"] >= BURN_S and cpu["left"] - cpu["right"] >= BURN_S / 2, cpu
 
 
 CORRUPT = {
