@@ -4,8 +4,15 @@ The controlling pytest process (the only one under xdist that sees every
 worker's reports) adds up each test's setup, call and teardown and, at the end
 of the session, writes one JSON file: ``build/test-ledger.json`` by default,
 ``$FP8LAB_TEST_LEDGER`` if set. Each entry names the test, its seconds, its
-outcome, the worker that ran it and its ``slow`` mark's reason (``None`` when
-the test is not marked slow), so a test over the budget says why it is there.
+CPU seconds, its outcome, the worker that ran it and its ``slow`` mark's
+reason (``None`` when the test is not marked slow), so a test over the budget
+says why it is there.
+
+A test's CPU seconds are those of the process that ran it (all its threads)
+and of the child processes it waited for, user and system, from setup to
+teardown (``getrusage``); a process it started and never waited for is not in
+them. Seconds well above the CPU seconds are time spent waiting (a watchdog,
+a timeout, a process on another core), which a third worker could overlap.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import resource
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +32,16 @@ DEFAULT_LEDGER = Path(__file__).resolve().parent.parent / "build" / "test-ledger
 
 _TESTS: dict[str, dict[str, Any]] = {}
 _STARTED = [time.time()]
+_CPU_AT_START = pytest.StashKey[float]()
+
+
+def _cpu_seconds() -> float:
+    """User and system seconds of this process and the children it has waited for."""
+    own, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -41,15 +59,32 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         item.user_properties.append(("slow_reason", reason))
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Any:
+    item.stash[_CPU_AT_START] = _cpu_seconds()
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    outcome = yield
+    if call.when == "teardown" and _CPU_AT_START in item.stash:
+        spent = _cpu_seconds() - item.stash[_CPU_AT_START]
+        outcome.get_result().user_properties.append(("cpu_seconds", spent))
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     entry = _TESTS.setdefault(
-        report.nodeid, {"seconds": 0.0, "outcome": "passed", "worker": None, "slow": None}
+        report.nodeid,
+        {"seconds": 0.0, "cpu_seconds": None, "outcome": "passed", "worker": None, "slow": None},
     )
     entry["seconds"] += float(report.duration)
     entry["worker"] = getattr(report, "node", None) and report.node.gateway.id  # type: ignore[attr-defined]
     for key, value in report.user_properties:
         if key == "slow_reason":
             entry["slow"] = value
+        elif key == "cpu_seconds":
+            entry["cpu_seconds"] = round(float(value), 4)
     if report.outcome != "passed" and entry["outcome"] == "passed":
         entry["outcome"] = (
             report.outcome if report.when == "call" else f"{report.outcome} ({report.when})"

@@ -35,9 +35,9 @@ def test_the_ledger_script_prints_folders_bands_and_the_slowest(
 ) -> None:
     script = runpy.run_path(str(Path(__file__).resolve().parent.parent / "scripts" / "test-ledger"))
     tests = {
-        "tests/a/test_x.py::test_quick": {"seconds": 0.0, "outcome": "passed", "slow": None},
-        "tests/a/test_x.py::test_process": {"seconds": 3.0, "outcome": "passed", "slow": None},
-        "tests/b/test_y.py::test_long": {"seconds": 12.0, "outcome": "passed", "slow": "why"},
+        "tests/a/test_x.py::test_quick": {"seconds": 0.0, "cpu_seconds": 0.0, "slow": None},
+        "tests/a/test_x.py::test_process": {"seconds": 3.0, "cpu_seconds": 2.5, "slow": None},
+        "tests/b/test_y.py::test_long": {"seconds": 12.0, "cpu_seconds": 1.0, "slow": "why"},
     }
     ledger = tmp_path / "ledger.json"
     host = {"cpus": 2, "load": [1.0, 1.0, 1.0]}
@@ -45,8 +45,11 @@ def test_the_ledger_script_prints_folders_bands_and_the_slowest(
     ledger.write_text(json.dumps({**record, "tests": tests}))
     assert script["main"]([str(ledger), "--markdown"]) == 0
     out = capsys.readouterr().out
-    assert "3 tests, 15.0 s of test time, 9.0 s wall" in out
-    assert "| tests/a | 2 | 3.0 | 20.0% |" in out and "| tests/b | 1 | 12.0 | 80.0% |" in out
+    assert "3 tests, 15.0 s of test time, 3.5 s of CPU, 9.0 s wall" in out
+    assert "| tests/a | 2 | 3.0 | 20.0% | 2.5 |" in out
+    assert "| tests/b | 1 | 12.0 | 80.0% | 1.0 |" in out
     assert "| 0-0.05 | 1 | 0.0 | 0.0% |" in out and "| 2-5 | 1 | 3.0 | 20.0% |" in out
     assert "| 10 or more | 1 | 12.0 | 80.0% |" in out
     assert "| `tests/b/test_y.py::test_long` | 12.0 | why |" in out
+    waits = out.split("| waits most |")[1]  # the waiter first: 11 s of its 12 s not on a CPU
+    assert waits.index("test_long` | 12.0 | 1.0 |") < waits.index("test_process` | 3.0 | 2.5 |")
