@@ -7,6 +7,12 @@ STAMP  := $(VENV)/.installed-$(shell cat constraints.txt pyproject.toml | sha256
 LAB_STAMP := $(VENV)/.lab-$(shell cat constraints.txt pyproject.toml | sha256sum | cut -c1-12)
 TORCH_STAMP := $(VENV)/.torch-$(shell cat constraints.txt pyproject.toml | sha256sum | cut -c1-12)
 
+# Idle OpenMP and OpenBLAS threads sleep at once rather than spin (a setting of yours wins): on
+# a few shared cores a spinning thread holds the core that the other test worker, notebook or
+# proof pass is waiting for. Neither changes a result.
+export OMP_WAIT_POLICY ?= PASSIVE
+export OPENBLAS_THREAD_TIMEOUT ?= 4
+
 .PHONY: setup test test-fast test-bare coverage evidence check lint bench lab docs clean
 
 $(STAMP): constraints.txt pyproject.toml

@@ -32,6 +32,8 @@ ENVIRONMENT = (
     "OMP_NUM_THREADS",
     "OPENBLAS_NUM_THREADS",
     "MKL_NUM_THREADS",
+    "OMP_WAIT_POLICY",
+    "OPENBLAS_THREAD_TIMEOUT",
 )
 LIBRARIES = ("numpy", "numba", "llvmlite", "ml_dtypes", "torch")
 # CPU flags (as /proc/cpuinfo spells them) from the widest vector ISA down

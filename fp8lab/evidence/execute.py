@@ -37,6 +37,7 @@ from fp8lab.evidence.run_dir import EvidenceRun
 from fp8lab.evidence.staging import recover_orphans
 from fp8lab.runtime.atomic import write_atomic
 from fp8lab.runtime.locations import notebooks_dir
+from fp8lab.runtime.parallel import QUIET_THREADS_ENV
 from fp8lab.runtime.proctree import TOKEN_ENV, SignalInterrupt, die_with_parent, kill_tree
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "Stop",
     "discover",
     "execution_problems",
+    "notebook_env",
     "notebook_parameters",
     "run_checked",
     "run_notebook",
@@ -129,6 +131,17 @@ def validate_parameters(path: Path, overrides: Mapping[str, Any]) -> CheckedPara
     return CheckedParameters(path, dict(overrides))
 
 
+def notebook_env(token: str) -> dict[str, str]:
+    """The environment of a notebook's processes, marked with ``token`` (its staging directory).
+
+    This process's environment, over :data:`fp8lab.runtime.parallel.QUIET_THREADS_ENV`
+    (a variable the environment sets keeps its value).
+    """
+    env = {**QUIET_THREADS_ENV, **os.environ}
+    env.update({"PYDEVD_DISABLE_FILE_VALIDATION": "1", TOKEN_ENV: token})
+    return env
+
+
 def _papermill(
     source: Path,
     target: Path,
@@ -148,6 +161,10 @@ def _papermill(
     with papermill on a timeout, a signal, or leftovers after a normal exit.
     The CPU seconds are papermill's, its kernel's and the kernel's workers'
     (each waited for by its parent), this run's alone when runs go side by side.
+    Idle OpenMP and OpenBLAS threads sleep rather than spin
+    (:data:`fp8lab.runtime.parallel.QUIET_THREADS_ENV`, unless the environment
+    sets those variables): a spinning thread of one notebook holds the core the
+    other is waiting for.
     ``stop`` (set by the thread a signal reached) ends the tree as the signal would.
     """
     command = [
@@ -167,7 +184,7 @@ def _papermill(
         str(int(cell_timeout)),
     ]
     token = str(params_file.parent)
-    env = {**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1", TOKEN_ENV: token}
+    env = notebook_env(token)
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             command,

@@ -25,7 +25,12 @@ from typing import Any, TypeVar
 from fp8lab.runtime.proctree import die_with_parent
 from fp8lab.runtime.progress import Progress
 
-__all__ = ["WorkerLostError", "default_workers", "run_tasks", "worker_pool"]
+__all__ = ["QUIET_THREADS_ENV", "WorkerLostError", "default_workers", "run_tasks", "worker_pool"]
+
+# OpenMP's and OpenBLAS's idle threads sleep at once instead of spinning for a while: on a
+# few shared cores a spinning thread holds the core that another process's work waits for.
+# Neither changes a result (a sum's order depends on the thread count and blocking only).
+QUIET_THREADS_ENV = {"OMP_WAIT_POLICY": "PASSIVE", "OPENBLAS_THREAD_TIMEOUT": "4"}
 
 T = TypeVar("T")
 
