@@ -11,8 +11,9 @@ says why it is there.
 A test's CPU seconds are those of the process that ran it (all its threads)
 and of the child processes it waited for, user and system, from setup to
 teardown (``getrusage``); a process it started and never waited for is not in
-them. Seconds well above the CPU seconds are time spent waiting (a watchdog,
-a timeout, a process on another core), which a third worker could overlap.
+them, nor is a kernel's in a box (the box ends with its namespace, unwaited).
+Seconds well above the CPU seconds are time spent waiting (a watchdog, a
+timeout, a core another process holds) or in such unwaited processes.
 """
 
 from __future__ import annotations
