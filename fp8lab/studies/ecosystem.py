@@ -44,6 +44,7 @@ from fp8lab.specs.scale_rules import (
     get_rule,
 )
 from fp8lab.studies import ecosystem_nvfp4 as nv
+from fp8lab.studies.amax_split_compiled import COMPILED, split_counts_compiled
 from fp8lab.sweeps.range_run import RangeRun
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "IMPORT_NAMES",
     "AmaxSplit",
     "LibraryRow",
+    "SPLIT_ENGINES",
     "amax_split",
     "axis_rows",
     "ecosystem_row",
@@ -61,6 +63,7 @@ __all__ = [
     "missing_rules",
     "smoke_rows",
     "split_unexpected",
+    "split_verdicts",
     "summary",
     "unexpected",
 ]
@@ -175,6 +178,7 @@ class AmaxSplit:
     applied_differs: int
     differ_nan_amax: int
     first_differ: int  # lowest pattern whose scale differs, or -1
+    engine: str  # what counted: "compiled" (the numba loop) or "numpy" (its twin)
 
 
 def _applied(rule: str, scales: np.ndarray) -> tuple[str, np.ndarray]:
@@ -238,6 +242,8 @@ def _applied_differs(a: tuple[str, np.ndarray], b: tuple[str, np.ndarray]) -> np
     return np.asarray(~(normal_pow2 & exact))
 
 
+SPLIT_ENGINES = ("auto", "compiled", "numpy")
+
 _STEP = 1 << 16  # amax patterns per step: a step's float32 and float64 arrays stay in L2
 
 Counts = tuple[int, int, int, int]
@@ -259,9 +265,24 @@ def _stepped(
     return total[0], total[1], total[2], first
 
 
-def _split_chunk(own_rule: str, spec_rule: str, lo: int, hi: int) -> Counts:
-    """:func:`_split_step` over one chunk, in cache-sized steps."""
+def _split_chunk(own_rule: str, spec_rule: str, lo: int, hi: int, engine: str = "auto") -> Counts:
+    """One chunk's counts: the compiled loop, or :func:`_split_step` in cache-sized steps."""
+    if _compiled(engine):
+        return split_counts_compiled(get_rule(own_rule), get_rule(spec_rule), lo, hi)
     return _stepped(_split_step, own_rule, spec_rule, lo, hi)
+
+
+def _compiled(engine: str) -> bool:
+    """Whether ``engine`` runs a pair in the compiled loop ("auto": where numba is).
+
+    Raises:
+        ValueError: for an unknown engine, or "compiled" without numba.
+    """
+    if engine not in SPLIT_ENGINES:
+        raise ValueError(f"unknown amax split engine {engine!r}; known: {', '.join(SPLIT_ENGINES)}")
+    if engine == "compiled" and not COMPILED:  # pragma: no cover - numba is a pinned dependency
+        raise ValueError("the compiled amax split needs numba")
+    return engine != "numpy" and COMPILED
 
 
 def _nvfp4_split_chunk(own_rule: str, spec_rule: str, lo: int, hi: int) -> Counts:
@@ -269,38 +290,59 @@ def _nvfp4_split_chunk(own_rule: str, spec_rule: str, lo: int, hi: int) -> Count
     return _stepped(nv.nvfp4_split_chunk, own_rule, spec_rule, lo, hi)
 
 
-def _split_step(own_rule: str, spec_rule: str, lo: int, hi: int) -> Counts:
-    """One step's counts: ``(scale_differs, applied_differs, differ_nan_amax, first_differ)``."""
-    bits = np.arange(lo, hi, dtype=np.uint32)
-    amax = bits.view(np.float32)
+def split_verdicts(
+    own_rule: str, spec_rule: str, lo: int, hi: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per amax pattern of ``[lo, hi)``, by numpy: ``(stored scales differ, applied differ)``.
+
+    The numpy twin of :func:`fp8lab.studies.amax_split_compiled.split_verdicts_compiled`.
+    """
+    amax = np.arange(lo, hi, dtype=np.uint32).view(np.float32)
     own, spec = amax_scales(amax, own_rule), amax_scales(amax, spec_rule)
     split = _differs(_stored(own_rule, own), _stored(spec_rule, spec))
     moved = _applied_differs(_applied(own_rule, own), _applied(spec_rule, spec))
+    return split, moved
+
+
+def _split_step(own_rule: str, spec_rule: str, lo: int, hi: int) -> Counts:
+    """One step's counts: ``(scale_differs, applied_differs, differ_nan_amax, first_differ)``."""
+    split, moved = split_verdicts(own_rule, spec_rule, lo, hi)
+    nan = np.isnan(np.arange(lo, hi, dtype=np.uint32).view(np.float32))
     first = lo + int(np.argmax(split)) if split.any() else -1
-    return int(split.sum()), int(moved.sum()), int((split & np.isnan(amax)).sum()), first
+    return int(split.sum()), int(moved.sum()), int((split & nan).sum()), first
 
 
-def amax_split(own_rule: str, spec_rule: str, run: RangeRun | None = None) -> AmaxSplit:
+def amax_split(
+    own_rule: str, spec_rule: str, run: RangeRun | None = None, engine: str = "auto"
+) -> AmaxSplit:
     """Count the float32 amax patterns of ``run``'s range (all 2**31 by default) where scales split.
 
     Each pattern is one block's amax (+0 up to +NaN), put through each rule's
     scale step (:func:`fp8lab.kernels.scheme.amax_scales`, float32 input), in
     ``run``'s chunks on its workers (default: one process per core). NVFP4: block
     amaxes at one global amax (:mod:`fp8lab.studies.ecosystem_nvfp4`).
+    ``engine``: "compiled" runs both scale steps in one numba loop
+    (:mod:`fp8lab.studies.amax_split_compiled`), "numpy" on arrays (its twin,
+    the same counts), "auto" the loop where it applies; NVFP4 pairs run on numpy.
 
     Raises:
-        ValueError: for an unknown or mixed (NVFP4 and not) pair, a range outside ``[0, 2**31]``.
+        ValueError: for an unknown or mixed (NVFP4 and not) pair, a range outside
+            ``[0, 2**31]``, an unknown engine, or "compiled" for an NVFP4 pair.
     """
     run = run or RangeRun()
     start, stop = run.bounds(ALL_NON_NEGATIVE, "amax pattern range")
     # a named scale rule or one derived from it (BASE[AXIS=VALUE]); nvfp4_pair refuses the rest
     nvfp4 = any(n not in RULES and "[" not in n for n in (own_rule, spec_rule))
     _ = nv.nvfp4_pair(own_rule, spec_rule) if nvfp4 else (get_rule(own_rule), get_rule(spec_rule))
+    if nvfp4 and engine == "compiled":
+        raise ValueError(f"the compiled amax split does not run {own_rule} against {spec_rule}")
+    # an unknown engine is refused here, not in a worker
+    ran = "compiled" if _compiled(engine) and not nvfp4 else "numpy"
     chunks = run.chunks([(start, stop)])
     place = run.placement()
     parts = run_tasks(
         _nvfp4_split_chunk if nvfp4 else _split_chunk,
-        [(own_rule, spec_rule, lo, hi) for lo, hi in chunks],
+        [(own_rule, spec_rule, lo, hi, *(() if nvfp4 else (ran,))) for lo, hi in chunks],
         workers=place.workers if len(chunks) > 1 else 1,  # one chunk: here
         executor=place.executor,
         report=run.reporter("amax split", len(chunks)),
@@ -316,6 +358,7 @@ def amax_split(own_rule: str, spec_rule: str, run: RangeRun | None = None) -> Am
         sum(p[1] for p in parts),
         sum(p[2] for p in parts),
         min(firsts) if firsts else -1,
+        ran,
     )
 
 
@@ -345,6 +388,7 @@ _MEASURED = (  # the columns a row measures, None until measured
     "own_mismatches", "spec_status", "spec_failed", "spec_mismatches", "differing_axes",
     "amax_examined", "amax_scale_differs", "amax_applied_differs", "amax_nan_differs",
     "amax_first_differ", "amax_global",  # amax_global: an nvfp4 row's global amax
+    "amax_engine",  # what counted the split: "compiled" or "numpy"
 )
 # fmt: on
 
@@ -388,6 +432,7 @@ def ecosystem_row(
         "amax_applied_differs": split.applied_differs,
         "amax_nan_differs": split.differ_nan_amax,
         "amax_first_differ": f"{split.first_differ:#010x}" if split.first_differ >= 0 else "-",
+        "amax_engine": split.engine,
     }
     if version is None:
         return {**out, "status": "absent", "reason": library_absent(row.library)}
