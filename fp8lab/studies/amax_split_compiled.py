@@ -146,22 +146,13 @@ def _jit(fn: Callable[..., Any]) -> Any:
 if numba is not None:
 
     @_jit
-    def _hi(a: Any, b: Any, skip: bool) -> Any:  # pragma: no cover - compiled
-        """np.fmax (skip) or np.maximum of two floats of one type."""
+    def _pick(a: Any, b: Any, skip: bool, high: bool) -> Any:  # pragma: no cover - compiled
+        """np.fmax, np.fmin (skip: a NaN gives the other) or np.maximum, np.minimum (high, low)."""
         if a != a:
             return b if skip else a
         if b != b:
             return a if skip else b
-        return a if a >= b else b
-
-    @_jit
-    def _lo(a: Any, b: Any, skip: bool) -> Any:  # pragma: no cover - compiled
-        """np.fmin (skip) or np.minimum of two floats of one type."""
-        if a != a:
-            return b if skip else a
-        if b != b:
-            return a if skip else b
-        return a if a <= b else b
+        return a if (a >= b if high else a <= b) else b
 
     @_jit
     def _clip_int(v: Any, lo: int, hi: int) -> int:  # pragma: no cover - compiled
@@ -201,13 +192,26 @@ if numba is not None:
         return np.uint64(np.uint64(1150 - byte) << np.uint64(52)).view(np.float64)  # 2**(127-b)
 
     @_jit
+    def _bound(w: Any, floor: Any, ub: Any, p: ScaleProgram) -> Any:  # pragma: no cover - compiled
+        """The amax floored and bounded in its own type (fp8lab.kernels.scheme._bounded)."""
+        if p.has_floor:
+            w = _pick(w, floor, p.skip, True)
+        if p.has_ub:
+            w = _pick(w, ub, p.skip, False)
+        return w
+
+    @_jit
+    def _quotient(  # pragma: no cover - compiled
+        w: Any, top: Any, one: Any, p: ScaleProgram
+    ) -> Any:
+        """A divisor ``amax / M`` or a multiplier ``M / amax``, in w's type (scheme._scale)."""
+        num, den = (top, w) if p.multiplier else (w, top)
+        return num * (one / den) if p.recip_from else num / den
+
+    @_jit
     def _byte(x: np.float32, p: ScaleProgram) -> int:  # pragma: no cover - compiled
         """An e8m0 rule's byte for one amax (fp8lab.kernels.scheme._bounded, then _e8m0)."""
-        a = x
-        if p.has_floor:
-            a = _hi(a, np.float32(p.floor), p.skip)
-        if p.has_ub:
-            a = _lo(a, np.float32(p.ub), p.skip)
+        a = _bound(x, np.float32(p.floor), np.float32(p.ub), p)
         if p.ocp_floor:  # the amax's exponent less the format's
             ref = a
             if p.log2:
@@ -241,29 +245,17 @@ if numba is not None:
     def _scale(x: np.float32, p: ScaleProgram) -> np.float32:  # pragma: no cover - compiled
         """A float rule's scale for one amax (fp8lab.kernels.scheme._bounded, _scale, after)."""
         if p.wide:
-            w = np.float64(x)
-            if p.has_floor:
-                w = _hi(w, np.float64(p.floor), p.skip)
-            if p.has_ub:
-                w = _lo(w, np.float64(p.ub), p.skip)
-            top = np.float64(p.top)
-            num, den = (top, w) if p.multiplier else (w, top)
-            s = np.float32(num * (np.float64(1) / den) if p.recip_from else num / den)
+            w = _bound(np.float64(x), np.float64(p.floor), np.float64(p.ub), p)
+            s = np.float32(_quotient(w, np.float64(p.top), np.float64(1), p))
         else:
-            w32 = x
-            if p.has_floor:
-                w32 = _hi(w32, np.float32(p.floor), p.skip)
-            if p.has_ub:
-                w32 = _lo(w32, np.float32(p.ub), p.skip)
-            top32 = np.float32(p.top)
-            num32, den32 = (top32, w32) if p.multiplier else (w32, top32)
-            s = num32 * (np.float32(1) / den32) if p.recip_from else num32 / den32
+            w32 = _bound(x, np.float32(p.floor), np.float32(p.ub), p)
+            s = _quotient(w32, np.float32(p.top), np.float32(1), p)
         if p.has_min:
-            s = _hi(s, np.float32(p.min_scale), p.skip)
+            s = _pick(s, np.float32(p.min_scale), p.skip, True)
         if p.has_zero and s == 0:
             s = np.float32(p.zero_scale)
         if p.ceil_bits:  # fmax(|s|, 1e-10), rounded up to a power of two by its bits
-            bits = _f32_bits(_hi(abs(s), np.float32(1e-10), True))
+            bits = _f32_bits(_pick(abs(s), np.float32(1e-10), True, True))
             up = ((bits >> 23) & np.uint32(0xFF)) + np.uint32((bits & np.uint32(0x7FFFFF)) != 0)
             s = np.uint32(up << np.uint32(23)).view(np.float32)
         return np.float32(s)

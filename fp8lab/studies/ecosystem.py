@@ -297,7 +297,10 @@ def split_verdicts(
 
     The numpy twin of :func:`fp8lab.studies.amax_split_compiled.split_verdicts_compiled`.
     """
-    amax = np.arange(lo, hi, dtype=np.uint32).view(np.float32)
+    return _verdicts_of(own_rule, spec_rule, np.arange(lo, hi, dtype=np.uint32).view(np.float32))
+
+
+def _verdicts_of(own_rule: str, spec_rule: str, amax: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     own, spec = amax_scales(amax, own_rule), amax_scales(amax, spec_rule)
     split = _differs(_stored(own_rule, own), _stored(spec_rule, spec))
     moved = _applied_differs(_applied(own_rule, own), _applied(spec_rule, spec))
@@ -306,8 +309,9 @@ def split_verdicts(
 
 def _split_step(own_rule: str, spec_rule: str, lo: int, hi: int) -> Counts:
     """One step's counts: ``(scale_differs, applied_differs, differ_nan_amax, first_differ)``."""
-    split, moved = split_verdicts(own_rule, spec_rule, lo, hi)
-    nan = np.isnan(np.arange(lo, hi, dtype=np.uint32).view(np.float32))
+    amax = np.arange(lo, hi, dtype=np.uint32).view(np.float32)
+    split, moved = _verdicts_of(own_rule, spec_rule, amax)
+    nan = np.isnan(amax)
     first = lo + int(np.argmax(split)) if split.any() else -1
     return int(split.sum()), int(moved.sum()), int((split & nan).sum()), first
 
