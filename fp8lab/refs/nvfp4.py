@@ -38,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.refs.float32_exact import f32, f32_div, f32_mul, fmaxf, fminf
+from fp8lab.refs.float32_exact_ndarray import METHODS, scale_rows
 from fp8lab.refs.scan import ScanPolicy, scan_encode
 from fp8lab.refs.schemes import reference_nvfp4_block_scales, reference_nvfp4_tensor_scales
 from fp8lab.specs.formats import get_format
@@ -69,14 +70,20 @@ def _decode_scale(byte: int) -> float:
 
 
 def reference_nvfp4_quant(
-    x: np.ndarray, global_amax: float, rule: Nvfp4ScaleRule
+    x: np.ndarray, global_amax: float, rule: Nvfp4ScaleRule, *, method: str = "array"
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint8]]:
     """NVFP4 codes (one e2m1fn code per byte, low nibble) [M, K] and e4m3fn scale bytes [M, K/16].
 
+    ``method`` is how the elements are multiplied, exactly either way:
+    ``"array"`` (integer arithmetic on whole arrays) or ``"scalar"`` (one
+    ``Fraction`` per element, its slow twin).
+
     Raises:
-        ValueError: for a non-2-D ``x``, a K that 16 does not divide, or a rule
-            whose element path is not modelled.
+        ValueError: for a non-2-D ``x``, a K that 16 does not divide, a rule
+            whose element path is not modelled, or an unknown method.
     """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
     if rule.element_source is None:
         raise ValueError(f"{rule.name}: its element path is not modelled")
     if x.ndim != 2 or x.shape[1] % rule.block:
@@ -98,21 +105,20 @@ def reference_nvfp4_quant(
         for b, amax in enumerate(amaxes):
             if math.isnan(_decode_scale(int(scale_bytes[b]))) and not math.isnan(amax):
                 scale_bytes[b] = 0xFF
-    q = np.empty((len(blocks), rule.block), np.float32)
-    nan = np.zeros(q.shape, bool)
-    nan_codes = np.full(q.shape, NVFP4_NAN_CODE, np.uint8)
+    inv = np.empty(len(blocks), np.float32)
+    nan_codes = np.full((len(blocks), rule.block), NVFP4_NAN_CODE, np.uint8)
     for b, block in enumerate(blocks):
         byte = int(scale_bytes[b])
         d = _decode_scale(byte)
         if rule.inverse is Nvfp4Inverse.ENCODE_QUOTIENT:
-            inv = f32_div(s_enc, d)
+            inv[b] = f32_div(s_enc, d)
         else:
-            inv = fminf(f32_div(1.0, f32_mul(d, s_dec)), _FLT_MAX)
-        row = [f32_mul(v, inv) for v in block]
-        nan[b] = [math.isnan(v) for v in row]
-        q[b] = [0.0 if math.isnan(v) else v for v in row]
+            inv[b] = fminf(f32_div(1.0, f32_mul(d, s_dec)), _FLT_MAX)
         if rule.nan_code is Nvfp4NanCode.TORCH_BITS:
             nan_codes[b] = [_torch_nan_code(v, byte, math.isnan(d)) for v in block]
+    q = scale_rows(np.asarray(blocks, np.float32), inv, divide=False, method=method)
+    nan = np.isnan(q)
+    q[nan] = 0.0
     codes = scan_encode(q, get_format("e2m1fn"), _SATFINITE)
     codes[nan] = nan_codes[nan]
     return codes.reshape(m, k), scale_bytes.reshape(m, k // rule.block)

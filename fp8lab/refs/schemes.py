@@ -3,8 +3,11 @@
 Written from the sources each rule cites, one float32 rounding per operation
 (:mod:`fp8lab.refs.float32_exact`), power-of-two steps from exact comparisons
 with ``2**k`` (never a floating ``log2``), and the element cast by the scan
-reference (SATFINITE, NaN to the canonical code). It reads the rule's fields
-and shares no code with the numpy port it checks.
+reference (SATFINITE, NaN to the canonical code). Each block's scale is found
+one block at a time; its elements are multiplied or divided by it on whole
+arrays in integers (:mod:`fp8lab.refs.float32_exact_ndarray`), or, with
+``method="scalar"``, one ``Fraction`` at a time, its twin. It reads the rule's
+fields and shares no code with the numpy port it checks.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.refs.float32_exact import f32, f32_div, f32_mul, f64_div, f64_mul, fmaxf, fminf
+from fp8lab.refs.float32_exact_ndarray import METHODS, scale_rows
 from fp8lab.refs.log2_exact import ceil_log2, ceil_log2_float32, floor_log2, floor_log2_float32
 from fp8lab.refs.scan import ScanPolicy, scan_encode
 from fp8lab.specs.formats import get_format
@@ -139,18 +143,21 @@ def _e8m0_byte(amax: float, rule: ScaleRule, elem_max: float) -> int:
     return ceil_log2(Fraction(d)) + 127
 
 
-def _e8m0_elements(block: list[float], byte: int, rule: ScaleRule) -> list[float]:
-    """The block's elements over its e8m0 scale, before the cast (bytes 0 and 0xFF per the rule)."""
-    if byte == _E8M0_NAN:
-        if rule.e8m0_nan_block is E8m0NanBlock.FINITE_TO_ZERO:  # v / +inf
-            return [math.copysign(0.0, v) if math.isfinite(v) else math.nan for v in block]
-        return [math.nan] * len(block)
-    inv = Fraction(2) ** (127 - byte)
+def _e8m0_multiplier(byte: int, rule: ScaleRule) -> float:
+    """The power of two a block's elements are multiplied by under e8m0 ``byte`` (not 0xFF)."""
     if byte == 0 and rule.e8m0_zero is E8m0Zero.MIN_NORMAL:
-        inv = Fraction(2) ** 126  # v / 2**-126
-    elif byte == 0 and rule.e8m0_zero is E8m0Zero.ONE:
-        inv = Fraction(1)
-    return [f32_mul(v, float(inv)) for v in block]
+        return float(Fraction(2) ** 126)  # v / 2**-126
+    if byte == 0 and rule.e8m0_zero is E8m0Zero.ONE:
+        return 1.0
+    return float(Fraction(2) ** (127 - byte))
+
+
+def _nan_block(block: npt.NDArray[np.float32], rule: ScaleRule) -> npt.NDArray[np.float32]:
+    """The elements of a block whose e8m0 byte is NaN (0xFF), before the cast."""
+    if rule.e8m0_nan_block is E8m0NanBlock.FINITE_TO_ZERO:  # v / +inf
+        zero = np.where(np.signbit(block), np.float32(-0.0), np.float32(0.0))
+        return np.where(np.isfinite(block), zero, np.float32(np.nan))
+    return np.full(block.shape, np.nan, np.float32)
 
 
 def _scale_from(amax: float, elem_max: float, rule: ScaleRule) -> float:
@@ -179,35 +186,44 @@ def _blocks(shape: tuple[int, int], rule: ScaleRule) -> tuple[int, int]:
 
 
 def reference_scheme_quant(
-    x: np.ndarray, rule: ScaleRule
+    x: np.ndarray, rule: ScaleRule, *, method: str = "array"
 ) -> tuple[npt.NDArray[np.uint8], np.ndarray]:
     """Codes and scales of ``x`` [M, K] under ``rule``, exactly.
+
+    Args:
+        x: the input, [M, K].
+        rule: the scale rule.
+        method: how each element is multiplied or divided by its block's
+            scale, exactly either way: ``"array"`` (integer arithmetic on whole
+            arrays, :mod:`fp8lab.refs.float32_exact_ndarray`) or ``"scalar"``
+            (one ``Fraction`` per element, its slow twin).
 
     Returns:
         ``(codes, scales)``: uint8 codes [M, K]; float32 scales of shape [1]
         (tensor), [M] (row) or [M, K/block], or e8m0 bytes (uint8) [M, K/block].
 
     Raises:
-        ValueError: for a non-2-D input or a K the block does not divide.
+        ValueError: for a non-2-D input, a K the block does not divide, or an
+            unknown method.
     """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose from {METHODS}")
     if x.ndim != 2:
         raise ValueError(f"{rule.name}: x must be [M, K], got shape {x.shape}")
     elem = get_format(rule.element)
     elem_max = float(elem.max)
     bf16 = np.asarray(x).dtype.name == "bfloat16"
     narrow = rule.arithmetic is Arithmetic.INPUT and bf16  # the scale in bfloat16
-    narrow_q = rule.arithmetic is not Arithmetic.FLOAT32 and bf16  # the quotient
     n_blocks, size = _blocks(x.shape, rule)
-    flat = np.asarray(x, np.float32).reshape(n_blocks, size).tolist()
-    q = np.empty((n_blocks, size), np.float32)
+    blocks = np.asarray(x, np.float32).reshape(n_blocks, size)
     byte_scale = rule.pow2 in (Pow2.OCP_FLOOR, Pow2.RCEIL)
     scales = np.empty(n_blocks, np.uint8 if byte_scale else np.float32)
-    for b, block in enumerate(flat):
+    by = np.empty(n_blocks, np.float32)  # what each block's elements are multiplied or divided by
+    for b, block in enumerate(blocks.tolist()):
         amax = _amax(block, rule)
         if byte_scale:
-            byte = _e8m0_byte(amax, rule, elem_max)
-            scales[b] = byte
-            q[b] = _e8m0_elements(block, byte, rule)
+            scales[b] = byte = _e8m0_byte(amax, rule, elem_max)
+            by[b] = 1.0 if byte == _E8M0_NAN else _e8m0_multiplier(byte, rule)
             continue
         s = _scale_from(amax, elem_max, rule)
         if narrow:
@@ -219,18 +235,14 @@ def reference_scheme_quant(
         if rule.pow2 is Pow2.CEIL_BITS:
             s = _ceil_pow2_float32(s)
         scales[b] = s
-        if rule.apply is Apply.DIVIDE:
-            row = [f32_div(v, s) for v in block]
-        elif rule.apply is Apply.MULTIPLY:
-            row = [f32_mul(v, s) for v in block]
-        else:
-            inv = f32_div(1.0, s)
-            row = [f32_mul(v, inv) for v in block]
-        if narrow_q:
-            row = [_bf16(v) for v in row]
-        if rule.signed_zero is SignedZero.PLUS_ZERO:  # -0 + 0 is +0 (IEEE 754 §6.3)
-            row = [0.0 if v == 0 else v for v in row]
-        q[b] = [_clamp(v, elem_max, rule.clamp) for v in row]
+        by[b] = f32_div(1.0, s) if rule.apply is Apply.RECIPROCAL else s
+    divide = rule.apply is Apply.DIVIDE and not byte_scale
+    q = scale_rows(blocks, by, divide=divide, method=method)
+    if byte_scale:
+        for nan_byte in np.flatnonzero(scales == _E8M0_NAN):
+            q[nan_byte] = _nan_block(blocks[nan_byte], rule)
+    else:
+        q = _after_the_scale(q, rule, elem_max, bf16)
     if rule.element_rounding is ElementRounding.TIES_AWAY:
         away = ties_away_table(rule.element)
         q = np.array(
@@ -244,6 +256,18 @@ def reference_scheme_quant(
         rule.granularity, (m, k // (rule.block or 1))
     )
     return codes, scales.reshape(shape)
+
+
+def _after_the_scale(
+    q: npt.NDArray[np.float32], rule: ScaleRule, elem_max: float, bf16: bool
+) -> npt.NDArray[np.float32]:
+    """The quotients rounded to bfloat16 where the rule computes there, zero's sign, the clamp."""
+    rows = q.tolist()
+    if rule.arithmetic is not Arithmetic.FLOAT32 and bf16:
+        rows = [[_bf16(v) for v in row] for row in rows]
+    if rule.signed_zero is SignedZero.PLUS_ZERO:  # -0 + 0 is +0 (IEEE 754 §6.3)
+        rows = [[0.0 if v == 0 else v for v in row] for row in rows]
+    return np.array([[_clamp(v, elem_max, rule.clamp) for v in row] for row in rows], np.float32)
 
 
 def _bf16(v: float) -> float:
