@@ -13,13 +13,12 @@ Skipped, with the reason, without torch and torchao.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import needs
+from tests.in_process import run_main
 
 pytestmark = [pytest.mark.process, needs("torch", "torchao", extra="ecosystem")]
 
@@ -28,13 +27,8 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "torchao"
 
 def _gq(rule: str, kernel: str, out: Path, status: str = "FAIL") -> dict[str, object]:
     argv = ["--gate", "GQ", "--scheme", "mxfp8", "--rule", rule, "--kernel", kernel]
-    done = subprocess.run(
-        [sys.executable, "-m", "fp8lab", "gates", *argv, "--arrays", "torch", "--json", str(out)],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=EXAMPLE,
-        timeout=600,
+    done = run_main(
+        ["gates", *argv, "--arrays", "torch", "--json", str(out)], cwd=EXAMPLE, path=[EXAMPLE]
     )
     code = 1 if status == "FAIL" else 0
     assert done.returncode == code and status in done.stdout, done.stdout + done.stderr

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import needs
+from tests.in_process import run_main
 
 pytestmark = [pytest.mark.process, needs("torch", "torchao", extra="ecosystem")]
 
@@ -26,14 +26,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "torchao"
 def _gq(rule: str, out: Path) -> tuple[subprocess.CompletedProcess[str], dict[str, object]]:
     argv = ["--gate", "GQ", "--scheme", "nvfp4", "--rule", rule]
     argv += ["--kernel", "torchao_nvfp4:quantize", "--arrays", "torch", "--json", str(out)]
-    done = subprocess.run(
-        [sys.executable, "-m", "fp8lab", "gates", *argv],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=EXAMPLE,
-        timeout=600,
-    )
+    done = run_main(["gates", *argv], cwd=EXAMPLE, path=[EXAMPLE])
     (record,) = json.loads(out.read_text())
     return done, record
 

@@ -11,7 +11,6 @@ and ``fp8lab rules infer``. Skipped, with the reason, without the ``ecosystem`` 
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from fp8lab.gates.rule_inference import Outputs, infer_rule, record_outputs
 from fp8lab.kernels.sources.isolated import KernelHost
 from fp8lab.specs.scale_rules import RULES
 from tests.conftest import needs
+from tests.in_process import run_main
 
 pytestmark = [
     pytest.mark.process,
@@ -139,13 +139,7 @@ def test_the_commands_on_a_library() -> None:
         "--kernel",
         "compressed_tensors_fp8:group_128",
     ]
-    done = subprocess.run(
-        [sys.executable, "-m", "fp8lab", *argv, "--arrays", "torch"],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=EXAMPLES / "compressed_tensors",
-        timeout=600,
-    )
+    folder = EXAMPLES / "compressed_tensors"
+    done = run_main([*argv, "--arrays", "torch"], cwd=folder, path=[folder])
     assert done.returncode == 0, done.stdout + done.stderr
     assert "inferred: compressed-tensors-0.20-group-128's own declaration" in done.stdout

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ import pytest
 from fp8lab.specs.nvfp4_rule_file import read_any_rule_file
 from fp8lab.specs.nvfp4_rules import NVFP4_RULES, Nvfp4ScaleRule
 from tests.conftest import needs
+from tests.in_process import run_main
 
 pytestmark = [pytest.mark.process, needs("torch", "torchao", extra="ecosystem")]
 
@@ -27,14 +27,7 @@ KERNEL = ["--kernel", "torchao_nvfp4:quantize", "--arrays", "torch"]
 
 
 def _fp8lab(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fp8lab", *argv],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=EXAMPLE,
-        timeout=600,
-    )
+    return run_main(argv, cwd=EXAMPLE, path=[EXAMPLE])
 
 
 def test_torchao_nvfp4_is_inferred_as_its_rule(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from fp8lab.studies.triton_interp import (
 from fp8lab.sweeps.exhaustive import run_exhaustive
 from fp8lab.sweeps.range_run import RangeRun
 from tests.conftest import needs
+from tests.in_process import run_main
 
 pytestmark = [pytest.mark.process, needs("triton", "torch", extra="triton")]
 
@@ -87,9 +88,14 @@ def test_the_expected_fail_is_the_stock_conversion() -> None:
 
 
 def _gates(kernel: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    args = ["--gate", "GQ", "--scheme", "per-group", "--rule", "vllm-per-group"]
+    """``fp8lab gates`` on a kernel of the example folder: in this process, or in one of its
+    own with ``env`` as its whole environment."""
+    args = ["gates", "--gate", "GQ", "--scheme", "per-group", "--rule", "vllm-per-group"]
+    args += ["--kernel", kernel, "--arrays", "triton"]
+    if env is None:
+        return run_main(args, cwd=EXAMPLE, path=[EXAMPLE])
     return subprocess.run(
-        [sys.executable, "-m", "fp8lab", "gates", *args, "--kernel", kernel, "--arrays", "triton"],
+        [sys.executable, "-m", "fp8lab", *args],
         capture_output=True,
         text=True,
         check=False,
@@ -111,12 +117,9 @@ def test_a_kernel_that_divides_float32_with_a_slash_is_told_once(tmp_path: Path)
     source = (EXAMPLE / "my_triton_quant.py").read_text()
     slash = source.replace("tl.math.div_rn(absmax, fp8_max)", "absmax / fp8_max")
     (tmp_path / "slash_quant.py").write_text(slash)
-    args = ["--gate", "GQ", "--scheme", "per-group", "--rule", "vllm-per-group"]
-    proc = subprocess.run(
-        [sys.executable, "-m", "fp8lab", "gates", *args, "--arrays", "triton",
-         "--kernel", "slash_quant:quant"],
-        capture_output=True, text=True, check=False, cwd=tmp_path, timeout=600,
-    )  # fmt: skip
+    args = ["gates", "--gate", "GQ", "--scheme", "per-group", "--rule", "vllm-per-group"]
+    args += ["--arrays", "triton", "--kernel", "slash_quant:quant"]
+    proc = run_main(args, cwd=tmp_path, path=[tmp_path])
     assert proc.returncode == 0, proc.stdout + proc.stderr  # exact division here: the rule's
     assert proc.stderr.count(triton_interp.DIVISION_NOTE) == 1
 
