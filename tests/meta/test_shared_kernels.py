@@ -22,6 +22,7 @@ import pytest
 from fp8lab.gates import GateStatus, run_g1, run_g3
 from fp8lab.kernels import load_shared
 from fp8lab.kernels.sources.shared_abi import ABI_HEADER, SharedKernelError
+from tests.in_process import run_main
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "kernels"
@@ -126,7 +127,8 @@ def _fp8lab(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
 
 
 def _gates(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    return _fp8lab(cwd, "gates", *argv)
+    """``fp8lab gates`` in this process (the library still runs in a process of its own)."""
+    return run_main(["gates", *argv], cwd=cwd)
 
 
 def test_the_cli_gates_a_library(libs: dict[str, Path], tmp_path: Path) -> None:
@@ -162,7 +164,7 @@ def test_a_module_in_the_current_directory_is_found(tmp_path: Path) -> None:
         "from fp8lab.kernels import quant_static\n"
         "def quant(x, scale):\n    return quant_static(x, scale)\n"
     )
-    proc = _gates(tmp_path, "--gate", "G1", "--kernel", "mykern:quant")
+    proc = _fp8lab(tmp_path, "gates", "--gate", "G1", "--kernel", "mykern:quant")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # detect imports the kernel in this process (gates does so in a child)
     detect = ["detect", "--scales", "0.13", "--kernels", "reciprocal,mykern:quant"]
@@ -174,6 +176,6 @@ def test_a_module_in_the_current_directory_is_found(tmp_path: Path) -> None:
 def test_order_infers_a_library_gemms_tree(
     libs: dict[str, Path], tmp_path: Path, lib: str, sequential: bool
 ) -> None:
-    proc = _fp8lab(tmp_path, "order", "--kernel", f"{libs[lib]}:fp8lab_matmul", "--k", "64")
+    proc = run_main(["order", "--kernel", f"{libs[lib]}:fp8lab_matmul", "--k", "64"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert ("family: sequential" in proc.stdout) is sequential, proc.stdout
