@@ -183,38 +183,38 @@ def _make_kernel(params: BitsParams) -> Callable[[np.ndarray, np.ndarray], None]
     # an unsigned format's negatives are one code, chosen below
     signed_xor = i32(0) if unsigned else sign_bit
 
-    def codes(bits: np.ndarray, block: np.ndarray) -> None:  # pragma: no cover - compiled
-        # numba widens int32 arithmetic to int64: each step is cast back to 32 bits.
-        x = bits.view(np.float32)
-        for i in range(bits.size):
-            b = bits[i]
-            a = i32(b & i32(0x7FFFFFFF))
-            clamped = min(a, i32(0x7F800000))
-            if ties_up:
-                wide = i32(_shr(i32(clamped + i32(0x400000)), shift) - normal_bias)
-            else:
-                wide = i32(_round_step(clamped, shift) - normal_bias)
-            f = abs(x[i]) if a >= i32(0x800000) else np.float32(0)
-            low = i32(_f32_bits(f + magic) - magic_low)
-            if tiny_exact:
-                low = i32(_round_step(a, tiny_shift) - index_offset) if a < i32(0x800000) else low
-            index = low if a < above else wide
-            index = max(index, i32(0)) if index_offset else index
-            is_zero = (index == 0) if zero_by_index else (a == 0)
-            code = (negative if b < 0 else index) if unsigned else index
-            code, flip = (zero[0], zero[1]) if is_zero else (code, signed_xor)
-            code, flip = (overflow[0], overflow[1]) if index > max_code else (code, flip)
-            code, flip = (inf[0], inf[1]) if a == i32(0x7F800000) else (code, flip)
-            code, flip = (nan[0], nan[1]) if a > i32(0x7F800000) else (code, flip)
-            block[i] = i32(code ^ (flip & _shr(b, i32(31))))
-
-    codes = numba.njit(inline="always")(codes)  # type: ignore[union-attr]
-
+    # One function, its closure plain numbers only: numba keys its disk cache on a pickle of
+    # the closure, and a nested dispatcher pickles differently in every process (a miss each time).
     def kernel(bits: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
         block = np.empty(_BLOCK, np.int32)
         for lo in range(0, bits.size, _BLOCK):
             n = min(_BLOCK, bits.size - lo)
-            codes(bits[lo : lo + n], block)
+            chunk = bits[lo : lo + n]
+            x = chunk.view(np.float32)
+            # numba widens int32 arithmetic to int64: each step is cast back to 32 bits.
+            for i in range(n):
+                b = chunk[i]
+                a = i32(b & i32(0x7FFFFFFF))
+                clamped = min(a, i32(0x7F800000))
+                if ties_up:
+                    wide = i32(_shr(i32(clamped + i32(0x400000)), shift) - normal_bias)
+                else:
+                    wide = i32(_round_step(clamped, shift) - normal_bias)
+                f = abs(x[i]) if a >= i32(0x800000) else np.float32(0)
+                low = i32(_f32_bits(f + magic) - magic_low)
+                if tiny_exact:
+                    low = (
+                        i32(_round_step(a, tiny_shift) - index_offset) if a < i32(0x800000) else low
+                    )
+                index = low if a < above else wide
+                index = max(index, i32(0)) if index_offset else index
+                is_zero = (index == 0) if zero_by_index else (a == 0)
+                code = (negative if b < 0 else index) if unsigned else index
+                code, flip = (zero[0], zero[1]) if is_zero else (code, signed_xor)
+                code, flip = (overflow[0], overflow[1]) if index > max_code else (code, flip)
+                code, flip = (inf[0], inf[1]) if a == i32(0x7F800000) else (code, flip)
+                code, flip = (nan[0], nan[1]) if a > i32(0x7F800000) else (code, flip)
+                block[i] = i32(code ^ (flip & _shr(b, i32(31))))
             narrow = out[lo : lo + n]
             for i in range(n):  # codes are 0..255: the clamp only lets LLVM use packs
                 narrow[i] = np.uint8(min(max(block[i], i32(0)), i32(255)))
