@@ -4,21 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
 from fp8lab.specs.format import FormatSpec
-from fp8lab.specs.format_dtypes import ml_dtypes_type
+from fp8lab.specs.format_dtypes import is_bfloat16, ml_dtypes_type
 
 __all__ = ["ENCODABLE_DTYPES", "as_code_array", "as_encodable_array"]
 
-ENCODABLE_DTYPES = (
-    np.dtype(np.float32),
-    np.dtype(np.float64),
-    np.dtype(ml_dtypes.bfloat16),
-    np.dtype(np.float16),
-)
+ENCODABLE_DTYPES = ("float32", "float64", "bfloat16", "float16")  # bfloat16: ml_dtypes'
+_NATIVE = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16))
 
 
 def as_encodable_array(x: Any) -> np.ndarray:
@@ -31,8 +26,8 @@ def as_encodable_array(x: Any) -> np.ndarray:
     """
     arr = np.asarray(x)
     dtype = arr.dtype.newbyteorder("=") if arr.dtype.byteorder not in "=|" else arr.dtype
-    if dtype not in ENCODABLE_DTYPES:
-        names = ", ".join(str(d) for d in ENCODABLE_DTYPES)
+    if dtype not in _NATIVE and not is_bfloat16(dtype):
+        names = ", ".join(ENCODABLE_DTYPES)
         raise TypeError(f"cannot encode dtype {arr.dtype}; pass one of: {names}")
     return np.asarray(arr, dtype=dtype, order="C")
 

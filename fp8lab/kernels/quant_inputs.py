@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["widen_activation"]
+from fp8lab.specs.format_dtypes import is_bfloat16
 
-_ACCEPTED = (np.dtype(np.float32), np.dtype(ml_dtypes.bfloat16))
+__all__ = ["widen_activation"]
 
 
 def widen_activation(x: Any) -> npt.NDArray[np.float32]:
@@ -23,7 +22,7 @@ def widen_activation(x: Any) -> npt.NDArray[np.float32]:
     if not isinstance(x, np.ndarray):
         raise TypeError(f"x must be a numpy array, got {type(x).__name__}")
     dtype = x.dtype.newbyteorder("=") if x.dtype.byteorder not in "=|" else x.dtype
-    if dtype not in _ACCEPTED:
+    if dtype != np.float32 and not is_bfloat16(dtype):
         raise TypeError(
             f"x must be float32 or bfloat16, got {x.dtype}; cast it explicitly "
             "(the kernel does not choose how a wider input is rounded)"

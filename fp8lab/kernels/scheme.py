@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
-import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
 from fp8lab.codecs import decode, encode
+from fp8lab.specs.format_dtypes import bfloat16_dtype, is_bfloat16
 from fp8lab.specs.formats import get_format
 from fp8lab.specs.nvfp4_rules import (
     NVFP4_RULES,
@@ -157,7 +157,7 @@ def _scales_of(
         return _e8m0(wide, rule, top)
     s = _scale(wide, rule, top)
     if narrow:  # torch on bfloat16: amax / 448 is a bfloat16 tensor
-        s = s.astype(ml_dtypes.bfloat16).astype(_F32)
+        s = s.astype(bfloat16_dtype()).astype(_F32)
     if rule.min_scale is not None:
         big = np.fmax if rule.amax_nan is AmaxNan.SKIP else np.maximum
         s = big(s, _F32(rule.min_scale))
@@ -193,7 +193,7 @@ def scheme_scales(x: np.ndarray, rule: ScaleRule) -> np.ndarray:
     """The scales :func:`scheme_quant` gives ``x`` [M, K] under ``rule``, flattened, no codes."""
     arr = np.asarray(x)
     blocks = _grouped(np.ascontiguousarray(arr, _F32), rule)
-    narrow = rule.arithmetic is Arithmetic.INPUT and arr.dtype == ml_dtypes.bfloat16
+    narrow = rule.arithmetic is Arithmetic.INPUT and is_bfloat16(arr.dtype)
     top = _F32(float(get_format(rule.element).max))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         return _scales_of(_amax(blocks, rule), rule, top, narrow)
@@ -236,8 +236,8 @@ def scheme_quant(
     elem = get_format(spec.element)
     top = _F32(float(elem.max))
     blocks = _grouped(x32, spec)
-    narrow = spec.arithmetic is Arithmetic.INPUT and arr.dtype == ml_dtypes.bfloat16
-    narrow_q = spec.arithmetic is not Arithmetic.FLOAT32 and arr.dtype == ml_dtypes.bfloat16
+    narrow = spec.arithmetic is Arithmetic.INPUT and is_bfloat16(arr.dtype)
+    narrow_q = spec.arithmetic is not Arithmetic.FLOAT32 and is_bfloat16(arr.dtype)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         if scales is None:
             scales = _scales_of(_amax(blocks, spec), spec, top, narrow)
@@ -261,7 +261,7 @@ def scheme_quant(
             else:
                 q = blocks * (_F32(1) / col)
             if narrow_q:  # the quotient in the input's dtype
-                q = q.astype(ml_dtypes.bfloat16).astype(_F32)
+                q = q.astype(bfloat16_dtype()).astype(_F32)
             if spec.signed_zero is SignedZero.PLUS_ZERO:
                 q = q + _F32(0)  # the symmetric zero point
         if spec.clamp is Clamp.MIN_THEN_MAX:
@@ -290,7 +290,7 @@ def _given(scales: np.ndarray, rule: ScaleRule, n: int, narrow: bool) -> np.ndar
         s = np.ascontiguousarray(np.asarray(scales, _F32).reshape(-1))
     if s.size != n:
         raise ValueError(f"{rule.name}: {n} scales wanted, {s.size} given")
-    return s.astype(ml_dtypes.bfloat16).astype(_F32) if narrow else s
+    return s.astype(bfloat16_dtype()).astype(_F32) if narrow else s
 
 
 @dataclass(frozen=True)

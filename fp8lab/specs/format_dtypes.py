@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -9,7 +10,7 @@ if TYPE_CHECKING:
 
     from fp8lab.specs.format import FormatSpec
 
-__all__ = ["ml_dtypes_type"]
+__all__ = ["bfloat16_dtype", "is_bfloat16", "ml_dtypes_type"]
 
 
 def ml_dtypes_type(fmt: FormatSpec) -> np.dtype:
@@ -27,3 +28,21 @@ def ml_dtypes_type(fmt: FormatSpec) -> np.dtype:
         raise ValueError(f"ml_dtypes has no {type_name}")
     dtype: np.dtype = np.dtype(scalar_type)
     return dtype
+
+
+def bfloat16_dtype() -> np.dtype:
+    """ml_dtypes' ``bfloat16`` dtype (ml_dtypes is imported on first use: about 0.5 s)."""
+    import ml_dtypes
+    import numpy as np
+
+    dtype: np.dtype = np.dtype(ml_dtypes.bfloat16)
+    return dtype
+
+
+def is_bfloat16(dtype: object) -> bool:
+    """Whether ``dtype`` is ml_dtypes' bfloat16.
+
+    Where ml_dtypes is not loaded no array can have that dtype, so it is not
+    imported to say no: a process that never meets bfloat16 never pays for it.
+    """
+    return "ml_dtypes" in sys.modules and bool(dtype == bfloat16_dtype())
