@@ -133,7 +133,7 @@ def _held_nan_policy(args: argparse.Namespace) -> HeldNanPolicy:
     import sys
 
     from fp8lab.kernels.sources.declared import source_declaration
-    from fp8lab.kernels.sources.shared_abi import is_shared_source
+    from fp8lab.kernels.sources.shared_source import is_shared_source
     from fp8lab.specs.nan import DEFAULT_NAN_POLICY, NAN_POLICIES, HeldNanPolicy, nan_policy_help
 
     if args.nan_policy is not None:

@@ -116,7 +116,7 @@ def source_spec(kernel: str) -> Any:
     from fp8lab.gates.g3_spec import declared_spec
     from fp8lab.kernels.matmul_protocol import MatmulSpec
     from fp8lab.kernels.sources.declared import source_call
-    from fp8lab.kernels.sources.shared_abi import is_shared_source
+    from fp8lab.kernels.sources.shared_source import is_shared_source
 
     if is_shared_source(kernel):
         return None

@@ -242,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
     """Print the classes, their families and trees, and the verdict; the record goes to --json."""
     from fp8lab.kernels.sources.isolated import KernelHost, KernelLoadError
     from fp8lab.kernels.sources.library_facts import library_facts
-    from fp8lab.kernels.sources.shared_abi import is_shared_source
+    from fp8lab.kernels.sources.shared_source import is_shared_source
     from fp8lab.order import ProbeError, SumProbe
     from fp8lab.order.host import host_facts
     from fp8lab.order.per_position import infer_positions

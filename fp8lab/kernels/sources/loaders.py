@@ -45,10 +45,11 @@ def _load(source: str, protocol: type | None, kind: str, scheme: str | None = No
             object that is neither a ``protocol`` object nor callable.
     """
     from fp8lab.kernels.sources.python import ImportSpecError, load_python_kernel
-    from fp8lab.kernels.sources.shared import load_shared
-    from fp8lab.kernels.sources.shared_abi import is_shared_source, split_shared_source
+    from fp8lab.kernels.sources.shared_source import is_shared_source, split_shared_source
 
     if is_shared_source(source):  # path/lib.so:symbol, through the C ABI
+        from fp8lab.kernels.sources.shared import load_shared
+
         abi = {"quant": "quant", "gemm": "matmul", "scheme": "scheme"}.get(kind)
         if abi is None:
             raise KernelLoadError(f"--kernel {source}: a library is not a {kind} kernel")

@@ -16,6 +16,12 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from fp8lab.kernels.sources.shared_source import (
+    SHARED_SUFFIXES,
+    is_shared_source,
+    split_shared_source,
+)
+
 __all__ = [
     "ABI_HEADER",
     "SHARED_SUFFIXES",
@@ -30,7 +36,6 @@ __all__ = [
 ]
 
 ABI_HEADER = Path(__file__).resolve().parents[2] / "abi" / "fp8lab_kernel.h"
-SHARED_SUFFIXES = (".so", ".dylib", ".dll")
 # the ABI's x_dtype codes (fp8lab_kernel.h FP8LAB_X_FLOAT32, FP8LAB_X_BFLOAT16)
 X_DTYPES = {np.dtype(np.float32): 0, np.dtype(ml_dtypes.bfloat16): 1}
 OUT_DTYPE_CODES = {"f32": (0, np.dtype(np.float32)), "bf16": (1, np.dtype(ml_dtypes.bfloat16))}
@@ -45,25 +50,6 @@ _SIGNATURES = {
 
 class SharedKernelError(RuntimeError):
     """A shared-library kernel returned a non-zero status (a kernel error)."""
-
-
-def is_shared_source(source: str) -> bool:
-    """``PATH:SYMBOL`` whose PATH names a shared library (by its suffix)."""
-    path = source.rpartition(":")[0]
-    name = Path(path).name
-    return bool(path) and (name.endswith(SHARED_SUFFIXES) or ".so." in name)
-
-
-def split_shared_source(source: str) -> tuple[str, str]:
-    """``PATH:SYMBOL`` -> (PATH, SYMBOL); the last colon splits.
-
-    Raises:
-        ValueError: if either part is empty.
-    """
-    path, _, symbol = source.rpartition(":")
-    if not path or not symbol:
-        raise ValueError(f"{source!r} is not of the form path/lib.so:symbol")
-    return path, symbol
 
 
 @cache
