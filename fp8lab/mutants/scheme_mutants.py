@@ -264,7 +264,7 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
     # amax / 448 stored to bfloat16 and widened back before use.
     "scale_via_bf16": SchemeMutant(
         (("per-group", "vllm-per-group"),),
-        ((_SCALE, _SCALE + "    s = s.astype(ml_dtypes.bfloat16).astype(_F32)\n"),),
+        ((_SCALE, _SCALE + "    s = s.astype(bfloat16_dtype()).astype(_F32)\n"),),
     ),
     # compressed-tensors' zero point dropped: a -0 quotient stays -0 (0x80) where it gives +0.
     "signed_zero_kept": SchemeMutant(
@@ -320,12 +320,12 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
         (
             (
                 "    narrow = spec.arithmetic is Arithmetic.INPUT"
-                " and arr.dtype == ml_dtypes.bfloat16\n",
+                " and is_bfloat16(arr.dtype)\n",
                 "    narrow = False  # float32 arithmetic whatever the rule says\n",
             ),
             (
                 "    narrow_q = spec.arithmetic is not Arithmetic.FLOAT32"
-                " and arr.dtype == ml_dtypes.bfloat16\n",
+                " and is_bfloat16(arr.dtype)\n",
                 "    narrow_q = False\n",
             ),
         ),
@@ -397,9 +397,9 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
         (
             (
                 "    narrow = spec.arithmetic is Arithmetic.INPUT"
-                " and arr.dtype == ml_dtypes.bfloat16\n",
+                " and is_bfloat16(arr.dtype)\n",
                 "    narrow = spec.arithmetic is not Arithmetic.FLOAT32"
-                " and arr.dtype == ml_dtypes.bfloat16\n",
+                " and is_bfloat16(arr.dtype)\n",
             ),
         ),
     ),
