@@ -319,8 +319,7 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
         (("per-token", "compressed-tensors-0.20-token"),),
         (
             (
-                "    narrow = spec.arithmetic is Arithmetic.INPUT"
-                " and is_bfloat16(arr.dtype)\n",
+                "    narrow = spec.arithmetic is Arithmetic.INPUT and is_bfloat16(arr.dtype)\n",
                 "    narrow = False  # float32 arithmetic whatever the rule says\n",
             ),
             (
@@ -396,8 +395,7 @@ SCHEME_MUTANTS: dict[str, SchemeMutant] = {
         (("per-tensor", "vllm-per-tensor[arithmetic=input-quotient]"),),
         (
             (
-                "    narrow = spec.arithmetic is Arithmetic.INPUT"
-                " and is_bfloat16(arr.dtype)\n",
+                "    narrow = spec.arithmetic is Arithmetic.INPUT and is_bfloat16(arr.dtype)\n",
                 "    narrow = spec.arithmetic is not Arithmetic.FLOAT32"
                 " and is_bfloat16(arr.dtype)\n",
             ),

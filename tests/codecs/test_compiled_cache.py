@@ -29,9 +29,11 @@ from fp8lab.specs.scale_rules import RULES
 from fp8lab.studies import amax_split_compiled as split
 
 fmt = get_format("e4m3fn")
-bits = rne_bits._kernel(rne_bits.bits_params(fmt, special_codes(fmt, saturate=True, nan="canonical")))
+codes = special_codes(fmt, saturate=True, nan="canonical")
+bits = rne_bits._kernel(rne_bits.bits_params(fmt, codes))
 bits(np.ones(4, np.float32).view(np.int32), np.empty(4, np.uint8))
-verdicts, counts = split._pair(split.rule_program(RULES["rceil"]), split.rule_program(RULES["ocp-floor"]))
+programs = [split.rule_program(RULES[name]) for name in ("rceil", "ocp-floor")]
+verdicts, counts = split._pair(*programs)
 counts(0x3F800000, 0x3F800100)
 stats = {name: [f.stats.cache_hits, f.stats.cache_misses] for name, f in
          (("bits", bits), ("split", counts))}
