@@ -14,6 +14,8 @@ float32's default quiet NaN (0x7FC00000), as the scalar functions give.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import numpy.typing as npt
 
@@ -67,22 +69,39 @@ def _finish(
     return signed
 
 
+class _Operand(NamedTuple):
+    """One float32 operand array in parts: significand, exponent, sign and its class."""
+
+    m: _I64
+    e: _I64
+    negative: npt.NDArray[np.bool_]
+    nan: npt.NDArray[np.bool_]
+    inf: npt.NDArray[np.bool_]
+    zero: npt.NDArray[np.bool_]
+
+
+def _operands(a: npt.ArrayLike, b: npt.ArrayLike) -> tuple[_Operand, _Operand]:
+    """``a`` and ``b`` broadcast together, each in parts and classed (NaN, inf, zero)."""
+    x, y = np.broadcast_arrays(np.asarray(a, np.float32), np.asarray(b, np.float32))
+    out = []
+    for v in (x, y):
+        m, e, negative, special = _parts(np.ascontiguousarray(v))
+        nan = special & (m != 1 << _MANT)
+        out.append(_Operand(m, e, negative, nan, special & ~nan, ~special & (m == 0)))
+    return out[0], out[1]
+
+
 def f32_mul_ndarray(a: npt.ArrayLike, b: npt.ArrayLike) -> _F32:
     """float32 ``a * b`` elementwise (inf * 0 is NaN), rounded once."""
-    x, y = np.broadcast_arrays(np.asarray(a, np.float32), np.asarray(b, np.float32))
-    ma, ea, sa, special_a = _parts(np.ascontiguousarray(x))
-    mb, eb, sb, special_b = _parts(np.ascontiguousarray(y))
-    nan_a, nan_b = special_a & (ma != 1 << _MANT), special_b & (mb != 1 << _MANT)
-    inf_a, inf_b = special_a & ~nan_a, special_b & ~nan_b
-    zero_a, zero_b = ~special_a & (ma == 0), ~special_b & (mb == 0)
-    nan = nan_a | nan_b | (inf_a & zero_b) | (zero_a & inf_b)
-    inf = (inf_a | inf_b) & ~nan
-    zero = (zero_a | zero_b) & ~nan & ~inf
+    p, q = _operands(a, b)
+    nan = p.nan | q.nan | (p.inf & q.zero) | (p.zero & q.inf)
+    inf = (p.inf | q.inf) & ~nan
+    zero = (p.zero | q.zero) & ~nan & ~inf
     plain = ~(nan | inf | zero)
-    m = np.where(plain, ma * mb, 1)
-    value = _rounded(m, np.where(plain, ea + eb, 0))
+    m = np.where(plain, p.m * q.m, 1)
+    value = _rounded(m, np.where(plain, p.e + q.e, 0))
     value = np.where(inf, np.inf, np.where(zero, 0.0, value))
-    return _finish(value, sa != sb, nan)
+    return _finish(value, p.negative != q.negative, nan)
 
 
 def _normalised(m: _I64, e: _I64) -> tuple[_I64, _I64]:
@@ -93,23 +112,18 @@ def _normalised(m: _I64, e: _I64) -> tuple[_I64, _I64]:
 
 def f32_div_ndarray(a: npt.ArrayLike, b: npt.ArrayLike) -> _F32:
     """float32 ``a / b`` elementwise (x/0 is ±inf, 0/0 and inf/inf NaN), rounded once."""
-    x, y = np.broadcast_arrays(np.asarray(a, np.float32), np.asarray(b, np.float32))
-    ma, ea, sa, special_a = _parts(np.ascontiguousarray(x))
-    mb, eb, sb, special_b = _parts(np.ascontiguousarray(y))
-    nan_a, nan_b = special_a & (ma != 1 << _MANT), special_b & (mb != 1 << _MANT)
-    inf_a, inf_b = special_a & ~nan_a, special_b & ~nan_b
-    zero_a, zero_b = ~special_a & (ma == 0), ~special_b & (mb == 0)
-    nan = nan_a | nan_b | (zero_a & zero_b) | (inf_a & inf_b)
-    inf = ((inf_a | zero_b) & ~nan) & ~inf_b
-    zero = (zero_a | inf_b) & ~nan & ~inf
+    p, q = _operands(a, b)
+    nan = p.nan | q.nan | (p.zero & q.zero) | (p.inf & q.inf)
+    inf = ((p.inf | q.zero) & ~nan) & ~q.inf
+    zero = (p.zero | q.inf) & ~nan & ~inf
     plain = ~(nan | inf | zero)
-    na, ea = _normalised(np.where(plain, ma, 1), ea)
-    nb, eb = _normalised(np.where(plain, mb, 1), eb)
+    na, ea = _normalised(np.where(plain, p.m, 1), p.e)
+    nb, eb = _normalised(np.where(plain, q.m, 1), q.e)
     quotient, rest = np.divmod(na << _QUOTIENT_BITS, nb)
     m = (quotient << 1) | (rest != 0)  # the sticky bit keeps every tie and half-step honest
     value = _rounded(m, np.where(plain, ea - eb - _QUOTIENT_BITS - 1, 0))
     value = np.where(inf, np.inf, np.where(zero, 0.0, value))
-    return _finish(value, sa != sb, nan)
+    return _finish(value, p.negative != q.negative, nan)
 
 
 def scale_rows(
