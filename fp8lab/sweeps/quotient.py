@@ -42,38 +42,51 @@ def quotient_bounds() -> tuple[float, ...]:
     return tuple(sorted(bounds))
 
 
+@numba.njit(cache=True, error_model="numpy")  # x / 0 is IEEE inf or NaN, never an error
+def _chunk_splits(
+    bound: np.float32, wide_bound: np.float64, multiplier: bool, lo: int, hi: int
+) -> tuple[int, int]:  # pragma: no cover - compiled
+    """(count, first) in ``[lo, hi)``: whole-array loops, so the divisions run as vectors."""
+    n = hi - lo
+    bits = np.empty(n, np.uint32)
+    for i in range(n):
+        bits[i] = np.uint32(lo + i)
+    amax = bits.view(np.float32)
+    narrow = np.empty(n, np.float32)
+    wide = np.empty(n, np.float32)
+    if multiplier:
+        for i in range(n):
+            narrow[i] = bound / amax[i]
+            wide[i] = np.float32(wide_bound / np.float64(amax[i]))
+    else:
+        for i in range(n):
+            narrow[i] = amax[i] / bound
+            wide[i] = np.float32(np.float64(amax[i]) / wide_bound)
+    nb, wb = narrow.view(np.uint32), wide.view(np.uint32)
+    differ = 0
+    first = -1
+    for i in range(n):
+        if nb[i] != wb[i] and not (narrow[i] != narrow[i] and wide[i] != wide[i]):
+            differ += 1
+            if first < 0:
+                first = lo + i
+    return differ, first
+
+
 @numba.njit(parallel=True, cache=True)
 def _splits(
-    bound: np.float32, multiplier: bool, start: int, stop: int
+    bound: np.float32, wide_bound: np.float64, multiplier: bool, start: int, stop: int
 ) -> np.ndarray:  # pragma: no cover - compiled
+    """Per chunk of ``[start, stop)``: (count, first) where the two quotients differ.
+
+    ``bound`` divides in float32, ``wide_bound`` in float64: the same number but
+    in the test that plants a bound float32 cannot hold.
+    """
     n_chunks = (stop - start + _CHUNK - 1) // _CHUNK
     out = np.zeros((n_chunks, 2), np.int64)
-    wide_bound = np.float64(bound)
     for c in numba.prange(n_chunks):
         lo = start + c * _CHUNK
-        hi = min(lo + _CHUNK, stop)
-        box = np.empty(1, np.uint32)
-        vals = box.view(np.float32)
-        differ = 0
-        first = -1
-        for p in range(lo, hi):
-            box[0] = np.uint32(p)
-            amax = vals[0]
-            if multiplier:
-                narrow = bound / amax
-                wide = np.float32(wide_bound / np.float64(amax))
-            else:
-                narrow = amax / bound
-                wide = np.float32(np.float64(amax) / wide_bound)
-            vals[0] = narrow
-            nb = box[0]
-            vals[0] = wide
-            wb = box[0]
-            same = nb == wb or (narrow != narrow and wide != wide)
-            if not same:
-                differ += 1
-                if first < 0:
-                    first = p
+        differ, first = _chunk_splits(bound, wide_bound, multiplier, lo, min(lo + _CHUNK, stop))
         out[c, 0] = differ
         out[c, 1] = first
     return out
@@ -100,7 +113,7 @@ def quotient_splits(
     _check(form, start, stop)
     if float(np.float32(bound)) != bound:
         raise ValueError(f"bound {bound!r} is not a float32")
-    rows = _splits(np.float32(bound), form == "multiplier", start, stop)
+    rows = _splits(np.float32(bound), np.float64(bound), form == "multiplier", start, stop)
     firsts = rows[:, 1][rows[:, 1] >= 0]
     return int(rows[:, 0].sum()), int(firsts.min()) if firsts.size else -1
 
