@@ -19,7 +19,6 @@ bf16 exposure at 5 scales (64 inputs), none of them the seed's scales.
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
@@ -27,6 +26,7 @@ from fp8lab.detect.brute import Kernel
 from fp8lab.detect.enumeration import candidate_inputs
 from fp8lab.detect.pair import quantize_codes, resolve_kernel
 from fp8lab.kernels import validate_scale
+from fp8lab.specs.format_dtypes import bfloat16_dtype
 
 __all__ = ["BF16_LOW_MASK", "all_bf16_exposing", "bf16_exposing"]
 
@@ -39,7 +39,7 @@ def _exposing(
     s = validate_scale(scale)
     if bits.size == 0:
         return bits
-    x = (bits >> np.uint32(16)).astype(np.uint16).view(ml_dtypes.bfloat16)
+    x = (bits >> np.uint32(16)).astype(np.uint16).view(bfloat16_dtype())
     ka, kb = resolve_kernel(a, fmt), resolve_kernel(b, fmt)
     out: npt.NDArray[np.uint32] = bits[quantize_codes(ka, x, s) != quantize_codes(kb, x, s)]
     return out

@@ -41,7 +41,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
@@ -62,6 +61,7 @@ from fp8lab.populations import G1_SEED
 from fp8lab.refs.static_quant import reference_static_quant
 from fp8lab.runtime.guard import KernelFaultError, call_kernel, private_readonly
 from fp8lab.specs.format import FormatSpec
+from fp8lab.specs.format_dtypes import INPUT_DTYPES, input_dtype
 from fp8lab.specs.formats import get_format
 from fp8lab.specs.gates import GATES
 from fp8lab.specs.nan import HeldNanPolicy, NanPolicy, held_nan_policy, nan_policy_help
@@ -77,8 +77,7 @@ SHARD_CONVENTION = (
     "G1's shard case calls quantize(x, scales) with scales a float32 array of per-shard "
     "scales the kernel collapses (the max), and wants uint8 codes [N] back"
 )
-G1_INPUT_DTYPES = ("float32", "bfloat16")
-_DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
+G1_INPUT_DTYPES = INPUT_DTYPES
 
 
 @dataclass
@@ -156,7 +155,7 @@ def _run_case(
     max_offenders: int,
     policy: NanPolicy,
 ) -> CaseResult:
-    x = case.words.astype(_DTYPES[case.dtype])  # the harness's own copy, never handed out
+    x = case.words.astype(input_dtype(case.dtype))  # the harness's own copy, never handed out
     labels = np.array(case.labels)
     classes = sorted(set(case.labels))
     fmt = get_format(rule.element)
@@ -272,7 +271,7 @@ def run_g1(
     """
     spec = get_static_rule(rule)
     held = held_nan_policy(kernel, nan_policy)
-    unknown = set(input_dtypes) - set(_DTYPES)
+    unknown = set(input_dtypes) - set(INPUT_DTYPES)
     if unknown:
         raise ValueError(f"unknown input dtypes {sorted(unknown)}; use {G1_INPUT_DTYPES}")
     found = _Found()

@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from fp8lab.gates.g3_memo import remembered_reference
@@ -55,15 +54,17 @@ from fp8lab.populations.gemm import (
 from fp8lab.refs.gemm_bounds import U_F16, gamma, tight_bound
 from fp8lab.refs.gemm_declared import DECLARED_BITS, declared_output_bits
 from fp8lab.runtime.guard import KernelFaultError, call_kernel
+from fp8lab.specs.format_dtypes import bfloat16_dtype
 from fp8lab.specs.gemm_decl import GemmDeclaration
 
 __all__ = ["G3CaseStats", "G3Report", "declared_spec", "g3_cases", "run_g3", "run_g3_report"]
 
-_OUT_DTYPES = {
-    "f32": np.dtype(np.float32),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "f16": np.dtype(np.float16),
-}
+
+def _out_dtype(out: str) -> np.dtype:
+    """A case's output dtype by its name (``f32``, ``bf16``, ``f16``)."""
+    if out == "bf16":
+        return bfloat16_dtype()
+    return np.dtype({"f32": np.float32, "f16": np.float16}[out])
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ def g3_cases(*, large: bool = False) -> tuple[G3Case, ...]:
 
 
 def _bad_output(got: object, case: G3Case) -> str:
-    want = _OUT_DTYPES[case.out]
+    want = _out_dtype(case.out)
     if not isinstance(got, np.ndarray):
         return f"kernel returned {type_name(got)}, not a numpy array"
     if got.dtype != want or got.shape != (case.m, case.n):

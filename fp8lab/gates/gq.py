@@ -38,7 +38,6 @@ import numpy as np
 
 from fp8lab.gates.gq_case import _run_case
 from fp8lab.gates.gq_plan import (
-    _DTYPES,
     GQ_INPUT_DTYPES,
     GQ_RULES,
     GQ_SCHEMES,
@@ -48,6 +47,7 @@ from fp8lab.gates.gq_plan import (
 from fp8lab.gates.records import CaseResult, GateResult, GateStatus, Offender, screen
 from fp8lab.populations.rule_splits import split_cases
 from fp8lab.populations.schemes import RULE_SPLIT, scheme_population
+from fp8lab.specs.format_dtypes import input_dtype
 from fp8lab.specs.formats import get_format
 from fp8lab.specs.nvfp4_rules import Nvfp4ScaleRule
 from fp8lab.specs.scale_rules import ScaleRule
@@ -91,7 +91,7 @@ def gq_calls(
         for d in input_dtypes
         # the harness's own copy, never handed out
         for tag, args in plan.calls(
-            (words.reshape(1, -1) if words.ndim == 1 else words).astype(_DTYPES[d])
+            (words.reshape(1, -1) if words.ndim == 1 else words).astype(input_dtype(d))
         )
     ]
     for d in input_dtypes:  # the amaxes where the rule and its one-axis variants split
@@ -99,7 +99,7 @@ def gq_calls(
             for r, part in enumerate(words if plan.per_tensor else [words]):
                 name = f"{_SPLIT}#{j}.{r}/{d}" if plan.per_tensor else f"{_SPLIT}#{j}/{d}"
                 with np.errstate(invalid="ignore"):  # a signalling NaN amax, quieted
-                    x = (part.reshape(1, -1) if part.ndim == 1 else part).astype(_DTYPES[d])
+                    x = (part.reshape(1, -1) if part.ndim == 1 else part).astype(input_dtype(d))
                 calls += [GqCall(_SPLIT, name + tag, args) for tag, args in plan.calls(x)]
     return calls
 

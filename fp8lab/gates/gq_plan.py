@@ -6,7 +6,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
@@ -14,13 +13,14 @@ from fp8lab.gates.gq_memo import remembered_expectation
 from fp8lab.populations.split_cache import cached_split_table
 from fp8lab.populations.split_record import AxisSplit
 from fp8lab.refs import reference_nvfp4_quant, reference_scheme_quant
+from fp8lab.specs.format_dtypes import INPUT_DTYPES
 from fp8lab.specs.nvfp4_rules import NVFP4_RULES, Nvfp4ScaleRule
 from fp8lab.specs.scale_rules import RULES, Granularity, NanCode, ScaleRule, get_rule
 from fp8lab.specs.scheme_layout import SCHEME_LAYOUTS
 
 __all__ = ["GQ_INPUT_DTYPES", "GQ_RULES", "GQ_SCHEMES"]
 
-GQ_INPUT_DTYPES = ("float32", "bfloat16")
+GQ_INPUT_DTYPES = INPUT_DTYPES
 GQ_SCHEMES = SCHEME_LAYOUTS  # scheme -> (granularity, block, scale format)
 # scheme -> the names of the rules that describe it (what --rule accepts for --scheme)
 GQ_RULES: dict[str, tuple[str, ...]] = {
@@ -31,7 +31,6 @@ GQ_RULES: dict[str, tuple[str, ...]] = {
 }
 # NVFP4: the rules whose element path is modelled (the others model the block byte only)
 GQ_RULES["nvfp4"] = tuple(n for n, r in NVFP4_RULES.items() if r.element_source is not None)
-_DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
 
 
 @dataclass(frozen=True)
@@ -126,6 +125,6 @@ def _name(rule: object) -> str:
 
 
 def _check_dtypes(input_dtypes: Sequence[str]) -> None:
-    unknown = set(input_dtypes) - set(_DTYPES)
+    unknown = set(input_dtypes) - set(INPUT_DTYPES)
     if unknown:
         raise ValueError(f"unknown input dtypes {sorted(unknown)}; use {GQ_INPUT_DTYPES}")

@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
@@ -36,13 +35,12 @@ from fp8lab.kernels.static_rule import static_quant
 from fp8lab.populations import G1_SEED, g1_population
 from fp8lab.populations.g1_rules import split_candidates
 from fp8lab.runtime.guard import KernelFaultError, call_kernel
+from fp8lab.specs.format_dtypes import input_dtype
 from fp8lab.specs.formats import get_format
 from fp8lab.specs.nan import NAN_POLICIES
 from fp8lab.specs.scale_rules import NanCode, ScaleRule
 
 __all__ = ["infer_static_rule", "record_static_outputs", "static_calls"]
-
-_DTYPES = {"float32": np.dtype(np.float32), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
 
 
 def static_calls(seed: int = G1_SEED) -> list[GqCall]:
@@ -55,7 +53,7 @@ def static_calls(seed: int = G1_SEED) -> list[GqCall]:
         _, first = np.unique(words.view(np.uint32), return_index=True)
         words = words[np.sort(first)]
         for d in G1_INPUT_DTYPES:
-            x = words.astype(_DTYPES[d])
+            x = words.astype(input_dtype(d))
             if d == "bfloat16":  # each bfloat16 word once
                 _, first = np.unique(x.view(np.uint16), return_index=True)
                 x = x[np.sort(first)]

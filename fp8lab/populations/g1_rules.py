@@ -22,13 +22,13 @@ import dataclasses
 import itertools
 from functools import cache
 
-import ml_dtypes
 import numpy as np
 import numpy.typing as npt
 
 from fp8lab.populations.g1 import G1_SEED, g1_population
 from fp8lab.populations.words import Population, WordClass
 from fp8lab.refs.static_quant import reference_static_quant
+from fp8lab.specs.format_dtypes import INPUT_DTYPES, bfloat16_dtype, input_dtype
 from fp8lab.specs.formats import get_format
 from fp8lab.specs.scale_rules import Granularity, ScaleRule
 from fp8lab.specs.static_rules import static_neighbours
@@ -37,7 +37,6 @@ __all__ = ["MIN_EXPOSED", "SPLITS_PER_SCALE", "g1_rule_population", "split_candi
 
 MIN_EXPOSED = 3  # cases per input dtype that must expose each neighbour
 SPLITS_PER_SCALE = 3  # words added per scale for a neighbour exposed in fewer
-_DTYPES = (np.dtype(np.float32), np.dtype(ml_dtypes.bfloat16))
 
 
 def split_candidates(element: str, scale: float) -> npt.NDArray[np.float32]:
@@ -49,11 +48,12 @@ def split_candidates(element: str, scale: float) -> npt.NDArray[np.float32]:
     f32 = [centre]
     for k in (1, 2):
         f32 += [_steps(centre, k), _steps(centre, -k)]
-    bf = centre.astype(ml_dtypes.bfloat16)
+    bf16 = bfloat16_dtype()
+    bf = centre.astype(bf16)
     b16 = [bf.astype(np.float32)]
     bits = bf.view(np.uint16).astype(np.int32)
     for k in (1, 2, -1, -2):
-        b16.append((bits + k).astype(np.uint16).view(ml_dtypes.bfloat16).astype(np.float32))
+        b16.append((bits + k).astype(np.uint16).view(bf16).astype(np.float32))
     with np.errstate(over="ignore", invalid="ignore"):
         words = np.stack(f32 + b16, axis=1).reshape(-1)
     return words[np.isfinite(words)].astype(np.float32)
@@ -81,12 +81,13 @@ def _splits(
 ) -> dict[float, tuple[float, ...]]:
     """Per scale, the split words the rule's weakly exposed neighbours add (in order)."""
     bases = {s: g1_population(s, seed=seed, element=rule.element).words for s in scales}
-    own = {(s, d): _codes(rule, w, d, s) for s, w in bases.items() for d in _DTYPES}
+    dtypes = [input_dtype(d) for d in INPUT_DTYPES]
+    own = {(s, d): _codes(rule, w, d, s) for s, w in bases.items() for d in dtypes}
     added: dict[float, list[float]] = {s: [] for s in scales}
     for axis, _, other in static_neighbours(rule):
         if axis == "nan_code":
             continue
-        for dtype in _DTYPES:
+        for dtype in dtypes:
             exposed = 0
             for s, words in bases.items():
                 if exposed < MIN_EXPOSED:

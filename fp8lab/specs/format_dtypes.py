@@ -10,7 +10,9 @@ if TYPE_CHECKING:
 
     from fp8lab.specs.format import FormatSpec
 
-__all__ = ["bfloat16_dtype", "is_bfloat16", "ml_dtypes_type"]
+__all__ = ["INPUT_DTYPES", "bfloat16_dtype", "input_dtype", "is_bfloat16", "ml_dtypes_type"]
+
+INPUT_DTYPES = ("float32", "bfloat16")  # the input dtypes a quantizer's gate hands it, by name
 
 
 def ml_dtypes_type(fmt: FormatSpec) -> np.dtype:
@@ -46,3 +48,20 @@ def is_bfloat16(dtype: object) -> bool:
     imported to say no: a process that never meets bfloat16 never pays for it.
     """
     return "ml_dtypes" in sys.modules and bool(dtype == bfloat16_dtype())
+
+
+def input_dtype(name: str) -> np.dtype:
+    """The numpy dtype of an input dtype name of :data:`INPUT_DTYPES`.
+
+    ml_dtypes is imported only for ``"bfloat16"``.
+
+    Raises:
+        ValueError: for a name not in :data:`INPUT_DTYPES`.
+    """
+    import numpy as np
+
+    if name == "float32":
+        return np.dtype(np.float32)
+    if name == "bfloat16":
+        return bfloat16_dtype()
+    raise ValueError(f"unknown input dtype {name!r}; use {INPUT_DTYPES}")

@@ -134,3 +134,26 @@ def test_every_subcommand_help_loads_no_numpy(name: str) -> None:
         "print(code, sorted(m for m in ('numpy', 'ml_dtypes', 'numba') if m in sys.modules))\n"
     )
     assert out.strip() == "0 []"
+
+
+def test_reading_records_and_running_sweeps_loads_no_ml_dtypes() -> None:
+    """ml_dtypes (about 0.5 s to import) loads where a bfloat16 array is first made.
+
+    The records of every gate, fp8lab.testing, the sweeps and the detector load
+    without it; a G1 run (float32 and bfloat16 cases) loads it, and the gates'
+    names still resolve from the package.
+    """
+    out = run_isolated(
+        "import sys\n"
+        "import fp8lab.gates, fp8lab.testing, fp8lab.detect, fp8lab.sweeps.exhaustive\n"
+        "import fp8lab.gates.g1, fp8lab.populations.g1_rules\n"
+        "before = 'ml_dtypes' in sys.modules\n"
+        "from fp8lab.gates import GateStatus, run_g1\n"
+        "from fp8lab.kernels import BUILTIN_KERNELS\n"
+        "result = run_g1(BUILTIN_KERNELS['vllm_cpp'])\n"
+        "print(before, 'ml_dtypes' in sys.modules, result.status is GateStatus.PASS,\n"
+        "      'run_gq' in dir(fp8lab.gates), result.cases)\n"
+    )
+    before, after, passed, listed, cases = out.split()
+    assert (before, after, passed, listed) == ("False", "True", "True", "True"), out
+    assert int(cases) > 0

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fp8lab.specs.format import FormatSpec, NanEncoding
-from fp8lab.specs.format_dtypes import ml_dtypes_type
+from fp8lab.specs.format_dtypes import INPUT_DTYPES, input_dtype, is_bfloat16, ml_dtypes_type
 from fp8lab.specs.formats import FORMATS, FP8_FORMATS, get_format
 
 FRACTION_PROPS = ("max", "min", "eps", "epsneg", "smallest_normal", "tiny", "smallest_subnormal")
@@ -101,3 +101,10 @@ def test_exact_value_refuses_special_codes() -> None:
         FORMATS["e5m2"].exact_value(0x7C)
     with pytest.raises(ValueError, match="not finite"):
         FORMATS["e4m3fn"].exact_value(0xFF)
+
+
+def test_input_dtypes_by_name() -> None:
+    assert [input_dtype(n) for n in INPUT_DTYPES] == [np.dtype(np.float32), ml_dtypes.bfloat16]
+    assert is_bfloat16(input_dtype("bfloat16")) and not is_bfloat16(input_dtype("float32"))
+    with pytest.raises(ValueError, match="unknown input dtype 'float16'"):
+        input_dtype("float16")
