@@ -157,3 +157,12 @@ def test_reading_records_and_running_sweeps_loads_no_ml_dtypes() -> None:
     before, after, passed, listed, cases = out.split()
     assert (before, after, passed, listed) == ("False", "True", "True", "True"), out
     assert int(cases) > 0
+
+
+def test_the_gates_package_names_what_it_has_and_refuses_the_rest() -> None:
+    import fp8lab.gates as gates
+
+    assert set(gates.__all__) <= set(dir(gates))
+    assert gates.run_gq is importlib.import_module("fp8lab.gates.gq").run_gq
+    with pytest.raises(AttributeError, match="no attribute 'run_g9'"):
+        _ = gates.run_g9
