@@ -9,8 +9,9 @@ and ``fp8lab --help`` do not pay for numpy, ml_dtypes and numba.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from fp8lab.runtime.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from fp8lab.codecs import as_ml_dtypes, decode, encode
@@ -57,14 +58,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name from its home module on first use."""
-    if name not in _HOMES:
-        raise AttributeError(f"module 'fp8lab' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_HOMES[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOMES])
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

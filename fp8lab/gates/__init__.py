@@ -13,8 +13,7 @@ their imports (numba, ml_dtypes).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fp8lab.gates.records import (
     EXIT_CODES,
@@ -24,6 +23,7 @@ from fp8lab.gates.records import (
     Offender,
     exit_code,
 )
+from fp8lab.runtime.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from fp8lab.gates.g1 import G1_INPUT_DTYPES, G1_SCALES, run_g1
@@ -76,14 +76,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import a gate's name from its module on first use."""
-    if name not in _HOMES:
-        raise AttributeError(f"module 'fp8lab.gates' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_HOMES[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOMES])
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)
