@@ -45,6 +45,11 @@ def probe_size(probe: F32MatmulProbe | Fp8MatmulProbe | SumProbe) -> ProbeSize:
     return F32_SIZES[getattr(probe, "out", "f32")]
 
 
+def _rows(row: np.ndarray, count: int) -> np.ndarray:
+    """``count`` copies of ``row``, one per row of a new C-contiguous array."""
+    return np.repeat(row[np.newaxis, :], count, axis=0)
+
+
 def _code(value: float) -> int:
     """The positive e4m3fn code of ``value``."""
     fmt = FORMATS["e4m3fn"]
@@ -99,25 +104,27 @@ class GridProbe:
             raise ProbeError(f"want a {list(self.shape)} output, got shape {got.shape}")
         return np.ascontiguousarray(got, np.float32)
 
-    def pair_operands(self, i: int, j: int, units: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    def pair_operands(
+        self, i: int, j: int, units: Sequence[int] | Ints
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The operands of question (i, j) with units at ``units`` (0 elsewhere), every row."""
         k = self.probe.k
         m, n = self.shape
         size = probe_size(self.probe)
+        at = np.asarray(units, np.int64)
         if isinstance(self.probe, Fp8MatmulProbe):
             fmt = FORMATS["e4m3fn"]
             mask = _code(size.mask)
-            a = np.zeros((m, k), np.uint8)
-            b = np.zeros((n, k), np.uint8)
-            a[:, list(units)] = b[:, list(units)] = 1  # code 1: the smallest subnormal, 2**-9
-            a[:, i], a[:, j] = mask, fmt.sign_bit | mask
-            b[:, i], b[:, j] = mask, mask
-        else:
-            a = np.zeros((m, k), np.float32)
-            a[:, list(units)] = size.unit
-            a[:, i], a[:, j] = size.mask, -size.mask
-            b = np.ones((n, k), np.float32)
-        return a, b
+            a_row = np.zeros(k, np.uint8)
+            a_row[at] = 1  # code 1: the smallest subnormal, 2**-9
+            b_row = a_row.copy()
+            a_row[i], a_row[j] = mask, fmt.sign_bit | mask
+            b_row[i], b_row[j] = mask, mask
+            return _rows(a_row, m), _rows(b_row, n)
+        a_row = np.zeros(k, np.float32)
+        a_row[at] = size.unit
+        a_row[i], a_row[j] = size.mask, -size.mask
+        return _rows(a_row, m), np.ones((n, k), np.float32)
 
     def _pair(self, i: int, j: int) -> Ints:
         k = self.probe.k

@@ -31,6 +31,7 @@ from fp8lab.order.host import host_facts
 from fp8lab.order.positions import Position, PositionClass, classify_positions
 from fp8lab.order.probe import F32MatmulProbe, Fp8MatmulProbe, SumProbe
 from fp8lab.order.reproduce import Reproduction, reproduce
+from fp8lab.order.sizing import unit_chunks
 from fp8lab.order.verdict import failed_tests, judge
 
 __all__ = ["VERDICTS", "PositionsRecord", "check_classes", "infer_positions", "judge"]
@@ -180,8 +181,7 @@ def warm_up(grid: GridProbe, warmup: int) -> dict[str, Any]:
     if warmup < 1:
         return found
     k = grid.probe.k
-    units = [v for v in range(k) if v not in (0, 1)]
-    operands = grid.pair_operands(0, 1, units) if k >= 2 else None
+    operands = grid.pair_operands(0, 1, unit_chunks(k, 0, 1, None)[0]) if k >= 2 else None
     if operands is None:
         return found
     first = grid.call(*operands)

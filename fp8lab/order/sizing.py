@@ -23,6 +23,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 __all__ = ["FP8_SIZES", "F32_SIZES", "OUTS", "ProbeSize", "unit_chunks"]
 
 OUTS = ("f32", "bf16", "f16")
@@ -60,9 +63,9 @@ F32_SIZES = {
 }
 
 
-def unit_chunks(k: int, i: int, j: int, cap: int | None) -> list[list[int]]:
-    """The summands other than i and j, in runs of at most ``cap`` (one run when None)."""
-    rest = [v for v in range(k) if v not in (i, j)]
-    if cap is None or len(rest) <= cap:
+def unit_chunks(k: int, i: int, j: int, cap: int | None) -> list[npt.NDArray[np.int64]]:
+    """The summands other than i and j, ascending, in runs of at most ``cap`` (one run: None)."""
+    rest = np.delete(np.arange(k, dtype=np.int64), [i, j])
+    if cap is None or rest.size <= cap:
         return [rest]
-    return [rest[s : s + cap] for s in range(0, len(rest), cap)]
+    return [rest[s : s + cap] for s in range(0, rest.size, cap)]
