@@ -28,7 +28,8 @@ __all__ = [
 
 def nan_code_mask(codes: npt.NDArray[np.uint8], fmt: FormatSpec) -> npt.NDArray[np.bool_]:
     """True where a code is one of the format's NaN codes."""
-    lut = np.array([fmt.is_nan_code(c) for c in range(256)], np.bool_)
+    lut = np.zeros(256, np.bool_)
+    lut[sorted(fmt.nan_codes)] = True
     return lut[codes]
 
 

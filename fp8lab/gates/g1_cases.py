@@ -63,9 +63,10 @@ def g1_cases(
     run = tuple(float(s) for s in scales)
     pops = {s: _population(rule, s, run, seed, special) for s in run}
     if rule.granularity is Granularity.TENSOR:
+        labels = {s: _labels(p) for s, p in pops.items()}
         cases = [
-            G1Case(f"s={s!r}/{d}", p.words, _labels(p), d, np.float32(s), np.float32(s))
-            for s, p in ((s, pops[s]) for s in run)
+            G1Case(f"s={s!r}/{d}", pops[s].words, labels[s], d, np.float32(s), np.float32(s))
+            for s in run
             for d in input_dtypes
         ]
     else:
@@ -78,8 +79,9 @@ def g1_cases(
         shards = tuple(float(v) for v in shard_scales)
         p = pops.get(top) or _population(rule, top, (top,), seed, special, split=False)
         handed = np.array(shards, np.float32)
+        top_labels = _labels(p)
         cases += [
-            G1Case(f"s=max{shards!r}/{d}", p.words, _labels(p), d, handed, np.float32(top))
+            G1Case(f"s=max{shards!r}/{d}", p.words, top_labels, d, handed, np.float32(top))
             for d in input_dtypes
         ]
     return cases
