@@ -96,11 +96,11 @@ def pins_hash() -> str:
 
 def package_versions() -> dict[str, str]:
     """Every installed distribution and its version."""
-    versions = {
-        d.metadata["Name"].lower(): d.version
-        for d in importlib.metadata.distributions()
-        if d.metadata["Name"]
-    }
+    versions: dict[str, str] = {}
+    for dist in importlib.metadata.distributions():
+        meta = dist.metadata  # each read parses the distribution's METADATA file again
+        if meta["Name"]:
+            versions[meta["Name"].lower()] = meta["Version"]
     return dict(sorted(versions.items()))
 
 
