@@ -107,20 +107,21 @@ def classify_inputs(
     mids = table.values.astype(np.float32)
     lo, hi = np.minimum(d, q), np.maximum(d, q)
     k = np.minimum(np.searchsorted(mids, lo, side="left"), mids.size - 1)
-    out = []
-    for i in range(x.size):
-        m = mids[k[i]]
-        if not lo[i] <= m <= hi[i]:
-            out.append(ExposedInput(f"0x{int(bits[i]):08x}", ON_MIDPOINT[4], "", ""))
-            continue
-        on = (bool(d[i] == m), bool(q[i] == m))
-        label = {(True, False): 0, (False, True): 1, (True, True): 2, (False, False): 3}[on]
-        out.append(
-            ExposedInput(
-                f"0x{int(bits[i]):08x}",
-                ON_MIDPOINT[label],
-                table.ranges[int(k[i])],
-                float(m).hex(),
-            )
+    m = mids[k]
+    within = (lo <= m) & (m <= hi)  # False where either side is NaN
+    on_d, on_q = d == m, q == m
+    # (on d, on q): (True, False) 0, (False, True) 1, (True, True) 2, (False, False) 3
+    label = np.where(on_d, np.where(on_q, 2, 0), np.where(on_q, 1, 3))
+    label = np.where(within, label, 4)
+    return tuple(
+        ExposedInput(f"0x{b:08x}", ON_MIDPOINT[lab], table.ranges[i], v.hex())
+        if lab != 4
+        else ExposedInput(f"0x{b:08x}", ON_MIDPOINT[4], "", "")
+        for b, lab, i, v in zip(
+            np.asarray(bits, np.uint32).tolist(),
+            label.tolist(),
+            k.tolist(),
+            m.tolist(),
+            strict=True,
         )
-    return tuple(out)
+    )
