@@ -18,7 +18,13 @@ import numpy.typing as npt
 
 from fp8lab.specs.format import FormatSpec
 
-__all__ = ["MISMATCH_CLASSES", "classify_mismatches", "nan_code_lut", "nan_code_mask"]
+__all__ = [
+    "MISMATCH_CLASSES",
+    "classify_mismatches",
+    "is_midpoint",
+    "nan_code_lut",
+    "nan_code_mask",
+]
 
 MISMATCH_CLASSES = ("nan_code", "nan_input", "inf", "overflow", "tie", "subnormal", "other")
 
@@ -66,6 +72,19 @@ def _midpoints(fmt: FormatSpec) -> npt.NDArray[np.float64]:
     return np.array([float((lo + hi) / 2) for lo, hi in itertools.pairwise(mags)], np.float64)
 
 
+def is_midpoint(wide: npt.NDArray[np.float64], fmt: FormatSpec) -> npt.NDArray[np.bool_]:
+    """True where ``wide`` is exactly halfway between two neighbouring magnitudes of ``fmt``.
+
+    One binary search of the sorted midpoints per element (``np.isin`` would sort the
+    whole array first); NaN sorts past every midpoint and equals none.
+    """
+    mids = _midpoints(fmt)
+    at = np.searchsorted(mids, wide)
+    np.minimum(at, mids.size - 1, out=at)
+    hit: npt.NDArray[np.bool_] = mids[at] == wide
+    return hit
+
+
 def classify_mismatches(
     x: npt.NDArray[np.float32],
     a: npt.NDArray[np.uint8],
@@ -81,7 +100,7 @@ def classify_mismatches(
         np.isnan(wide),
         np.isinf(wide),
         wide > float(fmt.max),
-        np.isin(wide, _midpoints(fmt)),
+        is_midpoint(wide, fmt),
         wide < float(fmt.smallest_normal),
     )
     out = np.full(x.shape, len(rules), np.int8)

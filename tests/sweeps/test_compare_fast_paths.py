@@ -7,7 +7,7 @@ import pytest
 
 from fp8lab.specs.formats import FORMATS
 from fp8lab.sweeps.chunk_compare import _any_differ
-from fp8lab.sweeps.mismatch_classes import nan_code_lut, nan_code_mask
+from fp8lab.sweeps.mismatch_classes import _midpoints, is_midpoint, nan_code_lut, nan_code_mask
 
 EVERY_CODE = np.arange(256, dtype=np.uint8)
 
@@ -33,3 +33,31 @@ def test_any_differ_finds_one_planted_difference_anywhere(size: int) -> None:
         b = a.copy()
         b[-1] ^= np.uint8(0x80)
         assert _any_differ(a[::-1], b[::-1]) and not _any_differ(a[:-1][::-1], b[:-1][::-1])
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_is_midpoint_is_membership_of_the_midpoints(fmt: str) -> None:
+    """The binary search equals set membership on every midpoint, its float32 neighbours,
+    the specials and seeded random patterns; a planted off-by-one in the search is caught."""
+    spec = FORMATS[fmt]
+    mids = _midpoints(spec)
+    near = mids.astype(np.float32)
+    rng = np.random.default_rng(20261207)
+    patterns = rng.integers(0, 1 << 32, 1 << 14, dtype=np.uint64).astype(np.uint32)
+    with np.errstate(invalid="ignore"):  # signalling NaN patterns stay NaN
+        drawn = np.abs(patterns.view(np.float32).astype(np.float64))
+    values = np.concatenate(
+        [
+            mids,
+            np.nextafter(near, np.float32(np.inf)).astype(np.float64),
+            np.nextafter(near, np.float32(0)).astype(np.float64),
+            [0.0, np.inf, np.nan, float(spec.max), float(spec.smallest_normal)],
+            drawn,
+        ]
+    )
+    member = {float(m) for m in mids}
+    want = [v in member for v in values.tolist()]
+    assert is_midpoint(values, spec).tolist() == want
+    assert sum(want) >= mids.size
+    shifted = mids[np.minimum(np.searchsorted(mids, values) + 1, mids.size - 1)] == values
+    assert shifted.tolist() != want  # the planted defect: the search's neighbour
