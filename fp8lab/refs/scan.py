@@ -159,13 +159,16 @@ def _midpoints(fmt: FormatSpec) -> tuple[npt.NDArray[np.float64], npt.NDArray[np
     return as_float, np.array(_ties_up(fmt), np.bool_)
 
 
+@cache
 def _signed_codes(fmt: FormatSpec, policy: ScanPolicy) -> npt.NDArray[np.uint8]:
-    """Row 0: code of each magnitude index when positive; row 1: when negative."""
+    """Row 0: code of each magnitude index when positive; row 1: when negative (read-only)."""
     count = fmt.max_code + 2
-    return np.array(
+    table = np.array(
         [[_signed_or_nan(fmt, i, neg, policy) for i in range(count)] for neg in (False, True)],
         np.uint8,
     )
+    table.flags.writeable = False
+    return table
 
 
 def _signed_or_nan(fmt: FormatSpec, index: int, negative: bool, policy: ScanPolicy) -> int:
