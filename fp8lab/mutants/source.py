@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import importlib
 import sys
 import types
@@ -172,19 +173,42 @@ def _parse(module: str) -> tuple[ast.Module, str]:
 
 def source_mutations(module: str) -> list[SourceMutation]:
     """Every mutation of every operator at every site of ``module``, in a stable order."""
-    tree, text = _parse(module)
+    path = Path(importlib.import_module(module).__file__ or "")
+    return list(_mutations_of(module, str(path), path.read_text()))
+
+
+@functools.lru_cache(maxsize=32)
+def _mutations_of(module: str, path: str, text: str) -> tuple[SourceMutation, ...]:
+    """:func:`source_mutations` of one text of ``module``'s file (the same text, the same list)."""
+    tree = ast.parse(text, filename=path)
+    lines = text.splitlines(keepends=True)
     found = []
     for name, (sites, apply) in OPERATORS.items():
         for index, node in enumerate(sites(tree)):
-            original = ast.get_source_segment(text, node) or ast.unparse(node)
+            original = _first_line(lines, node) or ast.unparse(node).splitlines()[0]
             mutated = copy.deepcopy(node)
             apply(mutated)
             replacement = ast.unparse(mutated).replace("_fp8lab_identity", "")
             line = getattr(node, "lineno", 0)
-            found.append(
-                SourceMutation(module, name, index, line, original.splitlines()[0], replacement)
-            )
-    return found
+            found.append(SourceMutation(module, name, index, line, original, replacement))
+    return tuple(found)
+
+
+def _first_line(lines: list[str], node: ast.AST) -> str:
+    """The first line of ``node``'s source segment (``ast.get_source_segment``'s, split once).
+
+    Empty where the node carries no position.
+    """
+    try:
+        first, last = node.lineno - 1, node.end_lineno - 1  # type: ignore[attr-defined]
+        start, end = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
+    except AttributeError:
+        return ""
+    if first is None or last is None or start is None or end is None:
+        return ""
+    line = lines[first].encode()  # the offsets count UTF-8 bytes
+    segment = line[start:end] if first == last else line[start:]
+    return segment.decode().splitlines()[0] if segment.strip() else ""
 
 
 def load_mutant(mutation: SourceMutation) -> types.ModuleType:
