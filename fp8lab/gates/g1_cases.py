@@ -14,6 +14,7 @@ format at the shards' max, without split words.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -97,7 +98,9 @@ def _population(
     if special:
         return pop
     keep = ~pop.mask(WordClass.SPECIAL)
-    labels = tuple(c for c, k in zip(pop.classes, keep, strict=True) if k)
+    if len(pop.classes) != keep.size:
+        raise ValueError(f"{pop.name}: {len(pop.classes)} labels for {keep.size} words")
+    labels = tuple(itertools.compress(pop.classes, keep.tolist()))
     return Population(pop.name, pop.words[keep].copy(), labels)
 
 
