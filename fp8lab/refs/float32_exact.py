@@ -1,7 +1,8 @@
 """Exact float32 arithmetic for the references: one rounding per operation, from IEEE 754.
 
 Values are Python floats that hold float32 values exactly. Each operation
-forms the exact result in ``fractions.Fraction`` and rounds it once to float32
+forms the exact result as a ratio of Python integers (``float.as_integer_ratio``
+of each operand) and rounds it once to float32 in integer arithmetic
 (roundTiesToEven, IEEE 754 §4.3.1; overflow to ±inf, gradual underflow), with
 the special cases of §6 (NaN, infinities, signed zeros) written out. ``fmaxf``
 and ``fminf`` are C99 F.9.9.2-3: a NaN operand is ignored unless both are NaN.
@@ -32,7 +33,7 @@ __all__ = [
 
 _MIN_EXP = -126  # float32 smallest normal exponent
 _MANT = 23
-_OVERFLOW = Fraction(2) ** 128 - Fraction(2) ** (127 - 24)  # max + half ulp: rounds to inf
+_OVERFLOW = (1 << 128) - (1 << (127 - 24))  # max + half ulp: rounds to inf
 
 
 def bits_of(x: float) -> int:
@@ -47,31 +48,39 @@ def from_bits(bits: int) -> float:
 
 def round_f32(value: Fraction, negative: bool) -> float:
     """RNE of the exact magnitude ``value`` to float32, signed; overflow gives ±inf."""
+    return _ratio_f32(value.numerator, value.denominator, negative)
+
+
+def _ratio_f32(p: int, q: int, negative: bool) -> float:
+    """RNE of the exact magnitude ``p / q`` (``p >= 0``, ``q > 0``) to float32, signed.
+
+    In integers: ``e = floor(log2(p / q))``, the quantum ``2**(max(e, -126) - 23)``,
+    the quotient by it and its remainder, ties to the even quotient; overflow gives ±inf.
+    """
     sign = -1.0 if negative else 1.0
-    if value == 0:
+    if p == 0:
         return math.copysign(0.0, sign)
-    if value >= _OVERFLOW:
+    if p >= _OVERFLOW * q:
         return sign * math.inf
-    e = value.numerator.bit_length() - value.denominator.bit_length()
-    if Fraction(2) ** e > value:
+    e = p.bit_length() - q.bit_length()  # floor(log2(p / q)) is e or e - 1
+    if (q << e > p) if e >= 0 else (q > p << -e):
         e -= 1
-    quantum = Fraction(2) ** (max(e, _MIN_EXP) - _MANT)
-    q = value / quantum
-    n = q.numerator // q.denominator
-    rest = q - n
-    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n % 2 == 1):
+    shift = max(e, _MIN_EXP) - _MANT
+    num, den = (p, q << shift) if shift >= 0 else (p << -shift, q)
+    n, rest = divmod(num, den)
+    if 2 * rest > den or (2 * rest == den and n % 2 == 1):
         n += 1
-    return sign * float(n * quantum)
+    return sign * math.ldexp(float(n), shift)  # n <= 2**24: exact
 
 
 def f32(x: float) -> float:
     """Round a Python float (float64) to float32 once."""
     if math.isnan(x) or math.isinf(x):
         return x
-    return round_f32(abs(Fraction(x)), math.copysign(1.0, x) < 0)
+    return _ratio_f32(*abs(x).as_integer_ratio(), math.copysign(1.0, x) < 0)
 
 
-Rounding = Callable[[Fraction, bool], float]  # exact magnitude, sign -> the rounded value
+Rounding = Callable[[int, int, bool], float]  # exact magnitude p / q, sign -> the rounded value
 
 
 def _mul(a: float, b: float, rounding: Rounding) -> float:
@@ -83,7 +92,9 @@ def _mul(a: float, b: float, rounding: Rounding) -> float:
         if a == 0 or b == 0:
             return math.nan
         return -math.inf if negative else math.inf
-    return rounding(abs(Fraction(a) * Fraction(b)), negative)
+    pa, qa = abs(a).as_integer_ratio()
+    pb, qb = abs(b).as_integer_ratio()
+    return rounding(pa * pb, qa * qb, negative)
 
 
 def _div(a: float, b: float, rounding: Rounding) -> float:
@@ -97,13 +108,15 @@ def _div(a: float, b: float, rounding: Rounding) -> float:
         return -0.0 if negative else 0.0
     if b == 0:
         return -math.inf if negative else math.inf
-    return rounding(abs(Fraction(a) / Fraction(b)), negative)
+    pa, qa = abs(a).as_integer_ratio()
+    pb, qb = abs(b).as_integer_ratio()
+    return rounding(pa * qb, qa * pb, negative)
 
 
-def _f64(value: Fraction, negative: bool) -> float:
-    """RNE of the exact magnitude ``value`` to float64 (int / int is correctly rounded)."""
+def _f64(p: int, q: int, negative: bool) -> float:
+    """RNE of the exact magnitude ``p / q`` to float64 (int / int is correctly rounded)."""
     try:
-        magnitude = value.numerator / value.denominator
+        magnitude = p / q
     except OverflowError:
         magnitude = math.inf
     return -magnitude if negative else magnitude
@@ -111,12 +124,12 @@ def _f64(value: Fraction, negative: bool) -> float:
 
 def f32_mul(a: float, b: float) -> float:
     """float32 ``a * b``."""
-    return _mul(a, b, round_f32)
+    return _mul(a, b, _ratio_f32)
 
 
 def f32_div(a: float, b: float) -> float:
     """float32 ``a / b``."""
-    return _div(a, b, round_f32)
+    return _div(a, b, _ratio_f32)
 
 
 def f64_mul(a: float, b: float) -> float:

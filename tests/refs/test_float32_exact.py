@@ -11,11 +11,12 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
-from fp8lab.refs.float32_exact import f32_div, f32_mul, f64_div, f64_mul, from_bits
+from fp8lab.refs.float32_exact import f32_div, f32_mul, f64_div, f64_mul, from_bits, round_f32
 
 SPECIALS = [
     0.0,
@@ -50,7 +51,7 @@ Exact = Callable[[float, float], float]
 
 def _wrong(exact: Exact, dtype: type[np.floating], op: np.ufunc) -> list[tuple[float, ...]]:
     """Each operand pair where ``exact`` differs from ``op`` in ``dtype``."""
-    wrong = []
+    wrong: list[tuple[float, ...]] = []
     with np.errstate(all="ignore"):
         for a, b in _operands():
             want, got = float(op(dtype(a), dtype(b))), exact(a, b)
@@ -78,3 +79,54 @@ def test_a_planted_reciprocal_for_a_divide_goes_red() -> None:
     """``a * (1/b)`` for ``a / b``: the defect fp8lab exists to find, seen with margin."""
     wrong = _wrong(lambda a, b: f32_mul(a, f32_div(1.0, b)), np.float32, np.divide)
     assert len(wrong) >= 20
+
+
+def _round_by_fractions(value: Fraction, negative: bool) -> float:
+    """The rounding as first written, all in ``Fraction``: the integer rounding's twin."""
+    sign = -1.0 if negative else 1.0
+    if value == 0:
+        return math.copysign(0.0, sign)
+    if value >= Fraction(2) ** 128 - Fraction(2) ** 103:
+        return sign * math.inf
+    e = value.numerator.bit_length() - value.denominator.bit_length()
+    if Fraction(2) ** e > value:
+        e -= 1
+    quantum = Fraction(2) ** (max(e, -126) - 23)
+    q = value / quantum
+    n = q.numerator // q.denominator
+    rest = q - n
+    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n % 2 == 1):
+        n += 1
+    return sign * float(n * quantum)
+
+
+def _magnitudes() -> list[Fraction]:
+    """Every float32 binade's edges, midpoints and their neighbours, plus seeded ratios."""
+    rng = np.random.default_rng(20261207)
+    found = [Fraction(0), Fraction(2) ** 128 - Fraction(2) ** 103, Fraction(2) ** 128]
+    for e in range(-152, 129):
+        for m in (0, 1, (1 << 22) - 1, 1 << 22, (1 << 23) - 1):
+            base = Fraction(2) ** e * (1 + Fraction(m, 1 << 23))
+            half = Fraction(2) ** (max(e, -126) - 24)  # half the quantum at this binade
+            found += [base, base + half, base - half, base + half / 3, base - half / 7]
+    for p, q in rng.integers(1, 1 << 62, (4000, 2), dtype=np.int64).tolist():
+        found.append(Fraction(p, q) * Fraction(2) ** int(rng.integers(-160, 130)))
+    return [v for v in found if v >= 0]
+
+
+def test_the_integer_rounding_equals_its_fraction_twin() -> None:
+    for value in _magnitudes():
+        for negative in (False, True):
+            got, want = round_f32(value, negative), _round_by_fractions(value, negative)
+            assert _same(got, want), (value, negative, got, want)
+
+
+def test_a_planted_tie_to_odd_goes_red() -> None:
+    """Round half up instead of to even: caught on the designed midpoints."""
+
+    def half_up(value: Fraction, negative: bool) -> float:
+        nudged = value + Fraction(2) ** -300 if value else value
+        return _round_by_fractions(nudged, negative)
+
+    wrong = [v for v in _magnitudes() if not _same(round_f32(v, False), half_up(v, False))]
+    assert len(wrong) >= 100
