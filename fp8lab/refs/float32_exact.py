@@ -28,12 +28,14 @@ __all__ = [
     "fmaxf",
     "fminf",
     "from_bits",
+    "round_bf16",
     "round_f32",
 ]
 
 _MIN_EXP = -126  # float32 smallest normal exponent
 _MANT = 23
 _OVERFLOW = (1 << 128) - (1 << (127 - 24))  # max + half ulp: rounds to inf
+_BF16_OVERFLOW = (1 << 128) - (1 << (127 - 8))  # bfloat16's
 
 
 def bits_of(x: float) -> int:
@@ -52,25 +54,41 @@ def round_f32(value: Fraction, negative: bool) -> float:
 
 
 def _ratio_f32(p: int, q: int, negative: bool) -> float:
-    """RNE of the exact magnitude ``p / q`` (``p >= 0``, ``q > 0``) to float32, signed.
+    """RNE of the exact magnitude ``p / q`` (``p >= 0``, ``q > 0``) to float32, signed."""
+    return _ratio(p, q, negative, _MANT, _OVERFLOW)
 
-    In integers: ``e = floor(log2(p / q))``, the quantum ``2**(max(e, -126) - 23)``,
-    the quotient by it and its remainder, ties to the even quotient; overflow gives ±inf.
+
+def round_bf16(x: float) -> float:
+    """Round a Python float to bfloat16 once (8 significant bits, float32's exponents, RNE).
+
+    Overflow gives ±inf; NaN, infinities and zeros are returned as they are.
+    """
+    if math.isnan(x) or math.isinf(x) or x == 0:
+        return x
+    return _ratio(*abs(x).as_integer_ratio(), math.copysign(1.0, x) < 0, 7, _BF16_OVERFLOW)
+
+
+def _ratio(p: int, q: int, negative: bool, mant: int, overflow: int) -> float:
+    """RNE of ``p / q`` to ``mant`` fraction bits and float32's exponent range, signed.
+
+    In integers: ``e = floor(log2(p / q))``, the quantum ``2**(max(e, -126) - mant)``,
+    the quotient by it and its remainder, ties to the even quotient; from ``overflow``
+    (the largest finite value plus half its quantum) up, ±inf.
     """
     sign = -1.0 if negative else 1.0
     if p == 0:
         return math.copysign(0.0, sign)
-    if p >= _OVERFLOW * q:
+    if p >= overflow * q:
         return sign * math.inf
     e = p.bit_length() - q.bit_length()  # floor(log2(p / q)) is e or e - 1
     if (q << e > p) if e >= 0 else (q > p << -e):
         e -= 1
-    shift = max(e, _MIN_EXP) - _MANT
+    shift = max(e, _MIN_EXP) - mant
     num, den = (p, q << shift) if shift >= 0 else (p << -shift, q)
     n, rest = divmod(num, den)
     if 2 * rest > den or (2 * rest == den and n % 2 == 1):
         n += 1
-    return sign * math.ldexp(float(n), shift)  # n <= 2**24: exact
+    return sign * math.ldexp(float(n), shift)  # n <= 2**(mant + 1): exact
 
 
 def f32(x: float) -> float:

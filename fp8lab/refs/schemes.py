@@ -20,7 +20,16 @@ from functools import cache
 import numpy as np
 import numpy.typing as npt
 
-from fp8lab.refs.float32_exact import f32, f32_div, f32_mul, f64_div, f64_mul, fmaxf, fminf
+from fp8lab.refs.float32_exact import (
+    f32,
+    f32_div,
+    f32_mul,
+    f64_div,
+    f64_mul,
+    fmaxf,
+    fminf,
+    round_bf16,
+)
 from fp8lab.refs.float32_exact_ndarray import METHODS, scale_rows
 from fp8lab.refs.log2_exact import ceil_log2, ceil_log2_float32, floor_log2, floor_log2_float32
 from fp8lab.refs.scan import ScanPolicy, scan_encode
@@ -227,7 +236,7 @@ def reference_scheme_quant(
             continue
         s = _scale_from(amax, elem_max, rule)
         if narrow:
-            s = _bf16(s)
+            s = round_bf16(s)
         if rule.min_scale is not None:
             s = _max(s, f32(rule.min_scale), rule)
         if rule.zero_scale is not None and s == 0:  # torch.where(s == 0, eps, s)
@@ -264,21 +273,10 @@ def _after_the_scale(
     """The quotients rounded to bfloat16 where the rule computes there, zero's sign, the clamp."""
     rows = q.tolist()
     if rule.arithmetic is not Arithmetic.FLOAT32 and bf16:
-        rows = [[_bf16(v) for v in row] for row in rows]
+        rows = [[round_bf16(v) for v in row] for row in rows]
     if rule.signed_zero is SignedZero.PLUS_ZERO:  # -0 + 0 is +0 (IEEE 754 §6.3)
         rows = [[0.0 if v == 0 else v for v in row] for row in rows]
     return np.array([[_clamp(v, elem_max, rule.clamp) for v in row] for row in rows], np.float32)
-
-
-def _bf16(v: float) -> float:
-    """``v`` rounded to bfloat16 (8 significant bits, float32's exponent range), to nearest even."""
-    if not math.isfinite(v) or v == 0:
-        return v
-    step = Fraction(2) ** (max(floor_log2(abs(Fraction(v))), -126) - 7)
-    r = round(Fraction(v) / step) * step  # round() on a Fraction: ties to even
-    if abs(r) >= Fraction(2) ** 128:
-        return math.copysign(math.inf, v)
-    return math.copysign(float(r), v)  # a zero result keeps the sign of v
 
 
 @cache

@@ -16,7 +16,16 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from fp8lab.refs.float32_exact import f32_div, f32_mul, f64_div, f64_mul, from_bits, round_f32
+from fp8lab.refs.float32_exact import (
+    bits_of,
+    f32_div,
+    f32_mul,
+    f64_div,
+    f64_mul,
+    from_bits,
+    round_bf16,
+    round_f32,
+)
 
 SPECIALS = [
     0.0,
@@ -130,3 +139,47 @@ def test_a_planted_tie_to_odd_goes_red() -> None:
 
     wrong = [v for v in _magnitudes() if not _same(round_f32(v, False), half_up(v, False))]
     assert len(wrong) >= 100
+
+
+def _bf16_by_fractions(v: float) -> float:
+    """bfloat16 rounding as first written, in ``Fraction``: the integer rounding's twin."""
+    if not math.isfinite(v) or v == 0:
+        return v
+    step = Fraction(2) ** (max(math.floor(math.log2(abs(v))), -126) - 7)
+    while step * 2**7 > abs(Fraction(v)) and step > Fraction(2) ** -133:
+        step /= 2  # log2 of a float can round up at a binade's top
+    while step * 2**8 <= abs(Fraction(v)):
+        step *= 2
+    r = round(Fraction(v) / step) * step  # round() on a Fraction: ties to even
+    if abs(r) >= Fraction(2) ** 128:
+        return math.copysign(math.inf, v)
+    return math.copysign(float(r), v)
+
+
+def _float32_probes() -> list[float]:
+    """Every float32 binade's edges and bfloat16 midpoints with neighbours, specials, a draw."""
+    rng = np.random.default_rng(20261207)
+    bits = [int(b) for b in rng.integers(0, 1 << 32, 20000, dtype=np.uint64)]
+    for e in range(0, 255):
+        for m in (0, 1, 0x7F, 0x80, 0x81, 0x17F, 0x180, 0x181, 0x7FFF7F, 0x7FFF80, 0x7FFFFF):
+            bits += [(e << 23) | m, (1 << 31) | (e << 23) | m]
+    return [from_bits(b) for b in bits] + [math.inf, -math.inf, 0.0, -0.0]
+
+
+def test_bf16_equals_its_fraction_twin_and_ml_dtypes() -> None:
+    import ml_dtypes
+
+    for v in _float32_probes():
+        if math.isnan(v):
+            continue
+        got = round_bf16(v)
+        assert _same(got, _bf16_by_fractions(v)), v
+        assert _same(got, float(np.float32(v).astype(ml_dtypes.bfloat16))), v
+
+
+def test_a_planted_truncation_to_bf16_goes_red() -> None:
+    def truncated(v: float) -> float:
+        return from_bits(bits_of(v) & 0xFFFF0000)
+
+    wrong = [v for v in _float32_probes() if math.isfinite(v) and round_bf16(v) != truncated(v)]
+    assert len(wrong) >= 1000
