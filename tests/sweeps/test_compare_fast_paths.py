@@ -5,9 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fp8lab.specs.format import FormatSpec
 from fp8lab.specs.formats import FORMATS
 from fp8lab.sweeps.chunk_compare import _any_differ
-from fp8lab.sweeps.mismatch_classes import _midpoints, is_midpoint, nan_code_lut, nan_code_mask
+from fp8lab.sweeps.mismatch_classes import (
+    _midpoints,
+    classify_mismatches,
+    is_midpoint,
+    nan_code_lut,
+    nan_code_mask,
+)
 
 EVERY_CODE = np.arange(256, dtype=np.uint8)
 
@@ -61,3 +68,45 @@ def test_is_midpoint_is_membership_of_the_midpoints(fmt: str) -> None:
     assert sum(want) >= mids.size
     shifted = mids[np.minimum(np.searchsorted(mids, values) + 1, mids.size - 1)] == values
     assert shifted.tolist() != want  # the planted defect: the search's neighbour
+
+
+def _classes_all_at_once(
+    x: np.ndarray, a: np.ndarray, b: np.ndarray, spec: FormatSpec
+) -> np.ndarray:
+    """Every class's test on every element, the first match winning: the staged tests' twin."""
+    with np.errstate(invalid="ignore"):
+        wide = np.abs(x.astype(np.float64))
+    lut = nan_code_lut(spec)
+    rules = (
+        lut[a] & lut[b],
+        np.isnan(wide),
+        np.isinf(wide),
+        wide > float(spec.max),
+        np.isin(wide, _midpoints(spec)),
+        wide < float(spec.smallest_normal),
+    )
+    out = np.full(x.shape, len(rules), np.int8)
+    for i in reversed(range(len(rules))):
+        out[rules[i]] = i
+    return out
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_staged_classes_equal_every_test_at_once(fmt: str) -> None:
+    spec = FORMATS[fmt]
+    rng = np.random.default_rng(20261207)
+    mids = _midpoints(spec).astype(np.float32)
+    special = np.array([0.0, np.inf, -np.inf, np.nan, spec.max, spec.smallest_normal], np.float32)
+    drawn = rng.integers(0, 1 << 32, 1 << 15, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    x = np.concatenate([drawn, mids, -mids, np.nextafter(mids, np.float32(0)), special])
+    a = rng.integers(0, 256, x.size, dtype=np.uint8)
+    b = rng.integers(0, 256, x.size, dtype=np.uint8)
+    got = classify_mismatches(x, a, b, spec)
+    assert np.array_equal(got, _classes_all_at_once(x, a, b, spec))
+    assert set(np.unique(got).tolist()) >= {1, 2, 4, 6}  # NaN, inf, tie and other all met
+    even = x.size // 2 * 2  # the same classes in a two-row shape
+    two_rows = [v[:even].reshape(2, -1) for v in (x, a, b)]
+    assert np.array_equal(classify_mismatches(*two_rows, spec), got[:even].reshape(2, -1))
+    planted = _classes_all_at_once(x, a, b, spec)
+    planted[planted == 4] = 6  # the planted defect: ties classed as other
+    assert not np.array_equal(got, planted)
