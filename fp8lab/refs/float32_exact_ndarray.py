@@ -28,7 +28,7 @@ _I64 = npt.NDArray[np.int64]
 _MANT = 23  # float32's fraction bits
 _MIN_EXP = -126  # float32's smallest normal exponent
 _QUOTIENT_BITS = 39  # a normalised quotient of 24-bit significands gets 39 or 40 bits
-METHODS = ("array", "scalar")  # integer arithmetic on arrays, or one Fraction per element
+METHODS = ("array", "scalar")  # integer arithmetic on arrays, or one exact ratio per element
 
 
 def _parts(x: _F32) -> tuple[_I64, _I64, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:

@@ -76,7 +76,7 @@ def reference_nvfp4_quant(
 
     ``method`` is how the elements are multiplied, exactly either way:
     ``"array"`` (integer arithmetic on whole arrays) or ``"scalar"`` (one
-    ``Fraction`` per element, its slow twin).
+    exact ratio per element, its slow twin).
 
     Raises:
         ValueError: for a non-2-D ``x``, a K that 16 does not divide, a rule

@@ -6,7 +6,7 @@ with ``2**k`` (never a floating ``log2``), and the element cast by the scan
 reference (SATFINITE, NaN to the canonical code). Each block's scale is found
 one block at a time; its elements are multiplied or divided by it on whole
 arrays in integers (:mod:`fp8lab.refs.float32_exact_ndarray`), or, with
-``method="scalar"``, one ``Fraction`` at a time, its twin. It reads the rule's
+``method="scalar"``, one exact ratio at a time, its twin. It reads the rule's
 fields and shares no code with the numpy port it checks.
 """
 
@@ -205,7 +205,7 @@ def reference_scheme_quant(
         method: how each element is multiplied or divided by its block's
             scale, exactly either way: ``"array"`` (integer arithmetic on whole
             arrays, :mod:`fp8lab.refs.float32_exact_ndarray`) or ``"scalar"``
-            (one ``Fraction`` per element, its slow twin).
+            (one exact ratio per element, :mod:`fp8lab.refs.float32_exact`, its slow twin).
 
     Returns:
         ``(codes, scales)``: uint8 codes [M, K]; float32 scales of shape [1]

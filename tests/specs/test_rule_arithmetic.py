@@ -2,7 +2,7 @@
 
 With ``arithmetic = "input"`` a bfloat16 input has its scale and its element
 quotient rounded to bfloat16 (compressed-tensors on a bfloat16 tensor); a
-float32 input is unchanged. The exact reference rounds with fractions, the
+float32 input is unchanged. The exact reference rounds in integers, the
 port through ml_dtypes, and they agree bit for bit.
 """
 
@@ -16,7 +16,7 @@ import pytest
 
 from fp8lab.kernels.scheme import scheme_quant
 from fp8lab.refs import reference_scheme_quant
-from fp8lab.refs.schemes import _bf16
+from fp8lab.refs.float32_exact import round_bf16
 from fp8lab.specs.scale_rules import RULES, Arithmetic, parse_rules, rule_text
 
 CT = RULES["compressed-tensors-0.20-token"]
@@ -39,7 +39,7 @@ def test_the_reference_rounds_to_bfloat16_as_ml_dtypes_does() -> None:
     values = bits.view(np.float32)
     values = values[np.isfinite(values)]
     want = values.astype(BF16).astype(np.float32)
-    got = np.float32([_bf16(float(v)) for v in values])
+    got = np.float32([round_bf16(float(v)) for v in values])
     assert got.tobytes() == want.tobytes()
 
 
