@@ -5,11 +5,8 @@ from __future__ import annotations
 import tracemalloc
 
 import numpy as np
-import pytest
 
 from fp8lab.refs.gemm_exact import exact_acc, exact_acc_units
-
-pytestmark = pytest.mark.slow
 
 
 def _codes(rows: int, k: int, seed: int) -> np.ndarray:
