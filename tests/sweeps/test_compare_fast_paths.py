@@ -73,7 +73,7 @@ def test_is_midpoint_is_membership_of_the_midpoints(fmt: str) -> None:
 def _classes_all_at_once(
     x: np.ndarray, a: np.ndarray, b: np.ndarray, spec: FormatSpec
 ) -> np.ndarray:
-    """Every class's test on every element, the first match winning: the staged tests' twin."""
+    """Every class's test by ``np.isin`` on every element, the first match winning: the twin."""
     with np.errstate(invalid="ignore"):
         wide = np.abs(x.astype(np.float64))
     lut = nan_code_lut(spec)
@@ -92,7 +92,7 @@ def _classes_all_at_once(
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
-def test_staged_classes_equal_every_test_at_once(fmt: str) -> None:
+def test_the_classes_equal_every_test_with_np_isin(fmt: str) -> None:
     spec = FORMATS[fmt]
     rng = np.random.default_rng(20261207)
     mids = _midpoints(spec).astype(np.float32)
