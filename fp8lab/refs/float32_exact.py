@@ -63,9 +63,14 @@ def round_bf16(x: float) -> float:
 
     Overflow gives ±inf; NaN, infinities and zeros are returned as they are.
     """
-    if math.isnan(x) or math.isinf(x) or x == 0:
+    return _round_float(x, 7, _BF16_OVERFLOW)
+
+
+def _round_float(x: float, mant: int, overflow: int) -> float:
+    """A Python float rounded once by :func:`_ratio`; NaN and infinities as they are."""
+    if math.isnan(x) or math.isinf(x):
         return x
-    return _ratio(*abs(x).as_integer_ratio(), math.copysign(1.0, x) < 0, 7, _BF16_OVERFLOW)
+    return _ratio(*abs(x).as_integer_ratio(), math.copysign(1.0, x) < 0, mant, overflow)
 
 
 def _ratio(p: int, q: int, negative: bool, mant: int, overflow: int) -> float:
@@ -93,9 +98,7 @@ def _ratio(p: int, q: int, negative: bool, mant: int, overflow: int) -> float:
 
 def f32(x: float) -> float:
     """Round a Python float (float64) to float32 once."""
-    if math.isnan(x) or math.isinf(x):
-        return x
-    return _ratio_f32(*abs(x).as_integer_ratio(), math.copysign(1.0, x) < 0)
+    return _round_float(x, _MANT, _OVERFLOW)
 
 
 Rounding = Callable[[int, int, bool], float]  # exact magnitude p / q, sign -> the rounded value
