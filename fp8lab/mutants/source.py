@@ -165,16 +165,20 @@ def parse_module(module: str) -> tuple[ast.Module, str]:
     return _parse(module)
 
 
-def _parse(module: str) -> tuple[ast.Module, str]:
+def _source(module: str) -> tuple[str, str]:
+    """The path of ``module``'s file and its text."""
     path = Path(importlib.import_module(module).__file__ or "")
-    text = path.read_text()
-    return ast.parse(text, filename=str(path)), text
+    return str(path), path.read_text()
+
+
+def _parse(module: str) -> tuple[ast.Module, str]:
+    path, text = _source(module)
+    return ast.parse(text, filename=path), text
 
 
 def source_mutations(module: str) -> list[SourceMutation]:
     """Every mutation of every operator at every site of ``module``, in a stable order."""
-    path = Path(importlib.import_module(module).__file__ or "")
-    return list(_mutations_of(module, str(path), path.read_text()))
+    return list(_mutations_of(module, *_source(module)))
 
 
 @functools.lru_cache(maxsize=32)
@@ -203,8 +207,6 @@ def _first_line(lines: list[str], node: ast.AST) -> str:
         first, last = node.lineno - 1, node.end_lineno - 1  # type: ignore[attr-defined]
         start, end = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
     except AttributeError:
-        return ""
-    if first is None or last is None or start is None or end is None:
         return ""
     line = lines[first].encode()  # the offsets count UTF-8 bytes
     segment = line[start:end] if first == last else line[start:]
