@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from fp8lab.codecs.inputs import as_code_array, as_encodable_array
 from fp8lab.codecs.policy import SpecialCodes, codec_nan_policy, special_codes
-from fp8lab.codecs.rne_array import encode_float64
+from fp8lab.codecs.rne_array import encode_float32, encode_float64
 from fp8lab.codecs.rne_bits import bits_available, bits_params, encode_float32_bits_rne
 from fp8lab.codecs.rne_scalar import encode_scalars
 from fp8lab.codecs.table import (
@@ -31,7 +31,7 @@ __all__ = ["ENGINES", "METHODS", "as_ml_dtypes", "decode", "decode_table", "enco
 METHODS = ("fast", "array", "scalar")
 # engines of method="fast", the default first: the bit-field kernel, then the table lookups
 ENGINES = (("bits",) if bits_available() else ()) + TABLE_ENGINES
-_FLOAT64_BLOCK = 1 << 16  # elements per float64 block: ~6 MiB of temporaries
+_ARRAY_BLOCK = 1 << 16  # elements per block of the array twin: a few MiB of temporaries
 
 
 def encode(
@@ -51,7 +51,7 @@ def encode(
         saturate: True is SATFINITE (overflow and ±inf to ±max); False sends
             overflow to inf or NaN, as the format defines.
         nan: ``"canonical"`` (every NaN code positive) or ``"keep-sign"``.
-        method: ``"fast"`` (float32 path), ``"array"`` (float64 bit-field
+        method: ``"fast"`` (float32 path), ``"array"`` (the bit-field
             twin) or ``"scalar"`` (exact Fraction twin); all agree bit for bit.
         engine: engine of ``method="fast"``: ``"bits"`` (the default where numba
             is installed: branch-free RNE on the float32 bits, compiled per format
@@ -83,7 +83,7 @@ def encode(
     if method == "scalar":
         out = encode_scalars(arr, spec, codes)
     elif method == "array" or arr.dtype == np.float64:
-        out = _encode_float64_blocks(arr, spec, codes)
+        out = _encode_array_blocks(arr, spec, codes)
     elif engine == "bits":
         if arr.dtype == np.float32 or arr.dtype == np.float16:
             wide_bits = arr.astype(np.float32, copy=False).view(np.uint32)
@@ -105,16 +105,23 @@ def _has_nan(arr: np.ndarray) -> bool:
         return bool(np.isnan(arr).any())
 
 
-def _encode_float64_blocks(
+def _encode_array_blocks(
     arr: np.ndarray, spec: FormatSpec, codes: SpecialCodes
 ) -> npt.NDArray[np.uint8]:
-    """:func:`encode_float64` block by block, so extra memory is O(block), not O(size)."""
+    """The array twin block by block, so extra memory is O(block), not O(size).
+
+    float64 input is rounded from float64 bits (:func:`encode_float64`); any other
+    float is widened exactly to float32 and rounded from its bits (:func:`encode_float32`).
+    """
+    wide, twin = (
+        (np.float64, encode_float64) if arr.dtype == np.float64 else (np.float32, encode_float32)
+    )
     flat = arr.reshape(-1)  # a view: ``arr`` is C-contiguous
     out = np.empty(flat.size, np.uint8)
     with np.errstate(invalid="ignore"):  # signalling NaN patterns stay NaN
-        for lo in range(0, flat.size, _FLOAT64_BLOCK):
-            block = flat[lo : lo + _FLOAT64_BLOCK].astype(np.float64)
-            out[lo : lo + block.size] = encode_float64(block, spec, codes)
+        for lo in range(0, flat.size, _ARRAY_BLOCK):
+            block = flat[lo : lo + _ARRAY_BLOCK].astype(wide, copy=False)
+            out[lo : lo + block.size] = twin(np.ascontiguousarray(block), spec, codes)
     return out
 
 

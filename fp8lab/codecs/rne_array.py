@@ -1,8 +1,12 @@
-"""Vectorised round-to-nearest-even from float64 bit fields (the array twin).
+"""Vectorised round-to-nearest-even from a float's bit fields (the array twin).
 
-Any float input is widened exactly to float64 and rounded once (no double
-rounding). For a finite magnitude ``a = sig * 2**(e - 1075)`` the target
-quantum is ``2**q`` with ``q = max(e - 1023, minexp) - M``; ``n = RNE(a / 2**q)``
+A float64 input is rounded from its own bits in 64-bit lanes; float32 in
+32-bit lanes, with float16 and bfloat16 widened exactly to float32 first
+(:mod:`fp8lab.codecs.api`): one rounding each, never two. The arithmetic is
+the same for both layouts (``W`` stored significand bits, bias ``B``: 52 and
+1023, or 23 and 127). For a finite magnitude ``a = sig * 2**(e - B - W)``,
+``e = max(biased, 1)``, the target quantum is ``2**q`` with
+``q = max(e - B, minexp) - M``; ``n = RNE(a / 2**q)``
 is found with integer shifts, and the magnitude's linear code index is
 ``(q - qmin) * 2**M + n`` with ``qmin = minexp - M``. The formula runs on
 across binades, so the carry of ``n == 2**(M+1)`` needs no special case,
@@ -16,45 +20,70 @@ smallest value rounds up to it (it has no zero; OCP MX v1.0, E8M0 scale). With
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import numpy as np
 import numpy.typing as npt
 
 from fp8lab.codecs.policy import SpecialCodes
 from fp8lab.specs.format import FormatSpec
 
-__all__ = ["encode_float64"]
-
-_MANTISSA_MASK = np.int64((1 << 52) - 1)
+__all__ = ["encode_float32", "encode_float64"]
 
 
-def _magnitude_index(bits: npt.NDArray[np.int64], fmt: FormatSpec) -> npt.NDArray[np.int64]:
-    """Linear code index of RNE(|x|) for finite ``x`` given as float64 bits.
+class _Layout(NamedTuple):
+    """A binary float's bit fields, and the integer lanes its bits are worked in."""
+
+    lanes: type[np.signedinteger[Any]]  # int64 for float64, int32 for float32
+    mantissa: int  # stored significand bits: 52, 23
+    bias: int  # exponent bias: 1023, 127
+    inf: int  # the bits of +inf
+
+    @property
+    def shift_cap(self) -> int:
+        """A shift from which on every significand (< 2**(mantissa + 1)) rounds to 0.
+
+        55 for float64, 26 for float32: a larger shift changes no code.
+        """
+        return self.mantissa + 3
+
+
+_FLOAT64 = _Layout(np.int64, 52, 1023, 0x7FF0_0000_0000_0000)
+_FLOAT32 = _Layout(np.int32, 23, 127, 0x7F80_0000)
+
+
+def _magnitude_index(bits: npt.NDArray[Any], fmt: FormatSpec, layout: _Layout) -> npt.NDArray[Any]:
+    """Linear code index of RNE(|x|) for finite ``x`` given as its bits (sign clear).
 
     Each step writes over an array the earlier steps no longer need, so a
     block allocates a handful of temporaries, not one per operation.
     """
-    mant_bits = fmt.mantissa_bits
-    biased = bits >> 52  # the sign bit is clear
-    significand = bits & _MANTISSA_MASK
-    np.bitwise_or(significand, np.int64(1) << 52, out=significand, where=biased > 0)
-    # q - (max(biased, 1) - 1075) with q = max(biased - 1023, minexp) - M, the
-    # quantum's exponent: 52 - M in the normal binades, more below. Capped at
-    # 55: a significand (< 2**53) is then below half a quantum whatever the
-    # shift, so a float64 subnormal (biased 0, taken as 1) needs no case of its own.
-    shift = (fmt.minexp - mant_bits + 1075) - biased
-    np.maximum(shift, 52 - mant_bits, out=shift)
-    np.minimum(shift, 55, out=shift)
+    mant_bits, width = fmt.mantissa_bits, layout.mantissa
+    biased = bits >> width
+    significand = bits & layout.lanes((1 << width) - 1)
+    # e = max(biased, 1): a subnormal's exponent is the bottom binade's, and only a
+    # normal number (biased > 0) has the implicit leading bit.
+    implicit = np.minimum(biased, 1)
+    implicit <<= width
+    significand |= implicit
+    exponent = np.maximum(biased, 1, out=biased)
+    # q - (e - bias - width) with q = max(e - bias, minexp) - M, the quantum's
+    # exponent: width - M in the normal binades, more below. Capped where a
+    # significand is below half a quantum whatever the shift.
+    shift = (fmt.minexp - mant_bits + layout.bias + width) - exponent
+    np.maximum(shift, width - mant_bits, out=shift)
+    np.minimum(shift, layout.shift_cap, out=shift)
     # RNE: add one less than half a quantum, and one more when the kept lowest
     # bit is odd (a tie then carries, to even), then truncate.
     lowest = significand >> shift
     lowest &= 1
     significand += lowest
-    lowest = np.left_shift(np.int64(1), shift - 1, out=lowest)
+    lowest = np.left_shift(layout.lanes(1), shift - 1, out=lowest)
     lowest -= 1
     significand += lowest
     n = np.right_shift(significand, shift, out=significand)
     # q - (minexp - M): the binade's steps above the bottom one, in quanta of 2**M codes
-    index: npt.NDArray[np.int64] = np.subtract(biased, 1023 + fmt.minexp, out=biased)
+    index: npt.NDArray[Any] = np.subtract(exponent, layout.bias + fmt.minexp, out=exponent)
     np.maximum(index, 0, out=index)
     index <<= mant_bits
     index += n
@@ -62,6 +91,28 @@ def _magnitude_index(bits: npt.NDArray[np.int64], fmt: FormatSpec) -> npt.NDArra
         index -= 1 << mant_bits
         np.maximum(index, 0, out=index)
     return index
+
+
+def _encode(
+    bits: npt.NDArray[Any], fmt: FormatSpec, codes: SpecialCodes, layout: _Layout
+) -> np.ndarray:
+    negative = bits < 0
+    magnitude_bits = bits & layout.lanes(layout.inf | ((1 << layout.mantissa) - 1))
+    index = _magnitude_index(magnitude_bits, fmt, layout)
+    out = index.astype(np.uint8)
+    np.bitwise_or(out, np.uint8(fmt.sign_bit), out=out, where=negative)
+    if codes.negative is not None:
+        np.copyto(out, np.uint8(codes.negative), where=negative)
+    for mask, pair in (
+        ((index == 0) if fmt.has_zero else (magnitude_bits == 0), codes.zero),
+        (index > fmt.max_code, codes.overflow),
+        (magnitude_bits == layout.inf, codes.inf),
+        (magnitude_bits > layout.inf, codes.nan),
+    ):
+        if mask.any():  # most blocks hold no zero, overflow, inf or NaN
+            np.copyto(out, np.uint8(pair[0]), where=mask & ~negative)
+            np.copyto(out, np.uint8(pair[1]), where=mask & negative)
+    return out
 
 
 def encode_float64(x: npt.NDArray[np.float64], fmt: FormatSpec, codes: SpecialCodes) -> np.ndarray:
@@ -79,21 +130,26 @@ def encode_float64(x: npt.NDArray[np.float64], fmt: FormatSpec, codes: SpecialCo
     Returns:
         uint8 codes, same shape as ``x``.
     """
-    bits = x.view(np.int64).reshape(-1)
-    negative = bits < 0
-    magnitude_bits = bits & np.int64(0x7FFF_FFFF_FFFF_FFFF)
-    index = _magnitude_index(magnitude_bits, fmt)  # shifts stay in [49, 55] for every lane
-    out = index.astype(np.uint8)
-    np.bitwise_or(out, np.uint8(fmt.sign_bit), out=out, where=negative)
-    if codes.negative is not None:
-        np.copyto(out, np.uint8(codes.negative), where=negative)
-    for mask, pair in (
-        ((index == 0) if fmt.has_zero else (magnitude_bits == 0), codes.zero),
-        (index > fmt.max_code, codes.overflow),
-        (magnitude_bits == 0x7FF0_0000_0000_0000, codes.inf),
-        (magnitude_bits > 0x7FF0_0000_0000_0000, codes.nan),
-    ):
-        if mask.any():  # most blocks hold no zero, overflow, inf or NaN
-            np.copyto(out, np.uint8(pair[0]), where=mask & ~negative)
-            np.copyto(out, np.uint8(pair[1]), where=mask & negative)
-    return out.reshape(x.shape)
+    return _encode(x.view(np.int64).reshape(-1), fmt, codes, _FLOAT64).reshape(x.shape)
+
+
+def encode_float32(x: npt.NDArray[np.float32], fmt: FormatSpec, codes: SpecialCodes) -> np.ndarray:
+    """:func:`encode_float64`'s arithmetic on float32 bits in 32-bit lanes (the same codes).
+
+    A float32 subnormal is taken in the bottom float32 binade's quantum, which is
+    the format's bottom quantum wherever the format's bottom binade is at or above
+    2**-126. A format reaching lower (e8m0fnu, 2**-127) is rounded from float64
+    bits instead, where every float32 is normal.
+
+    Args:
+        x: C-contiguous float32 array.
+        fmt: target format.
+        codes: what NaN, ±inf, overflow and ±0 become.
+
+    Returns:
+        uint8 codes, same shape as ``x``.
+    """
+    if fmt.minexp < 1 - _FLOAT32.bias:
+        with np.errstate(invalid="ignore"):  # signalling NaN patterns stay NaN
+            return encode_float64(x.astype(np.float64), fmt, codes)
+    return _encode(x.view(np.int32).reshape(-1), fmt, codes, _FLOAT32).reshape(x.shape)
