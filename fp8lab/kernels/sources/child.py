@@ -29,7 +29,7 @@ from fp8lab.runtime.frames import FrameError, read_frame, write_frame
 from fp8lab.runtime.guard import describe
 from fp8lab.runtime.proctree import die_with_parent
 
-__all__ = ["METHODS", "MAX_REQUEST_BYTES", "main"]
+__all__ = ["METHODS", "MAX_REQUEST_BYTES", "main", "serve_in_pieces"]
 
 METHODS = ("quantize", "encode", "matmul", "trace", "__call__")
 MAX_REQUEST_BYTES = 1 << 31  # the parent's inputs; it sizes its own requests
@@ -127,12 +127,11 @@ def _load(request: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     return kernel, {**_declared(kernel), "env": env_change(before, read_fp_env())}
 
 
-def _serve(
-    kernel: Any, header: dict[str, Any], arrays: list[np.ndarray]
-) -> tuple[dict[str, Any], list[np.ndarray]]:
-    method = str(header.get("call"))
-    args = decode_value(header["args"], arrays, readonly=True)
-    func = kernel if method == "__call__" else getattr(kernel, method)
+Called = tuple[Any, str, str]  # (the answer, or None after a fault; the fault; the env change)
+
+
+def _call(func: Any, args: tuple[Any, ...]) -> Called:
+    """One call, from the reset floating-point environment."""
     reset_fp_env()
     before = read_fp_env()
     try:
@@ -140,8 +139,49 @@ def _serve(
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - any kernel failure is the parent's verdict
-        return {"fault": describe(exc), "env": env_change(before, read_fp_env())}, []
-    env = env_change(before, read_fp_env())
+        return None, describe(exc), env_change(before, read_fp_env())
+    return out, "", env_change(before, read_fp_env())
+
+
+def serve_in_pieces(func: Any, x: np.ndarray, pieces: int) -> Called:
+    """``func(x)`` for an elementwise kernel, called on consecutive slices of ``x``, joined.
+
+    Each slice holds at most ``pieces`` elements, so the kernel's own arrays stay
+    in cache, and each call starts from the reset environment (the first change
+    is the one reported). Where a slice's answer is not an array of the slice's
+    shape, or not of the first slice's dtype, ``x`` is passed whole in one call
+    and that answer stands, as if no slice had been cut.
+    """
+    parts: list[np.ndarray] = []
+    changed = ""
+    for lo in range(0, x.size, pieces):
+        piece = x[lo : lo + pieces]
+        out, fault, env = _call(func, (piece,))
+        changed = changed or env
+        if fault:
+            return None, fault, changed
+        same = not parts or (isinstance(out, np.ndarray) and out.dtype == parts[0].dtype)
+        if not (isinstance(out, np.ndarray) and out.shape == piece.shape and same):
+            out, fault, env = _call(func, (x,))
+            return out, fault, changed or env
+        parts.append(out)
+    return np.concatenate(parts), "", changed
+
+
+def _serve(
+    kernel: Any, header: dict[str, Any], arrays: list[np.ndarray]
+) -> tuple[dict[str, Any], list[np.ndarray]]:
+    method = str(header.get("call"))
+    args = decode_value(header["args"], arrays, readonly=True)
+    func = kernel if method == "__call__" else getattr(kernel, method)
+    pieces = header.get("pieces")
+    whole = len(args) != 1 or not isinstance(args[0], np.ndarray) or args[0].ndim != 1
+    if isinstance(pieces, int) and 0 < pieces < (0 if whole else args[0].size):
+        out, fault, env = serve_in_pieces(func, args[0], pieces)
+    else:
+        out, fault, env = _call(func, tuple(args))
+    if fault:
+        return {"fault": fault, "env": env}, []
     sent: list[np.ndarray] = []
     return {"result": encode_value(out, sent), "env": env}, sent
 

@@ -228,16 +228,20 @@ class KernelHost:
             self.dead = f"kernel process {how_it_ended(status)} {where}"
         self._kill()
 
-    def call(self, method: str, *args: Any) -> Any:
+    def call(self, method: str, *args: Any, pieces: int = 0) -> Any:
         """``method(*args)`` in the child; its raw result. Threads take turns: one call at a time.
+
+        ``pieces``: for an elementwise kernel given one 1-D array, the child calls it on
+        consecutive slices of at most this many elements and joins the answers
+        (:func:`fp8lab.kernels.sources.child.serve_in_pieces`); 0 calls it once.
 
         Raises:
             KernelTimeoutError: if no answer came within the timeout.
             KernelFaultError: if the kernel raised, or its process has ended.
         """
-        return self.submit(method, *args)()
+        return self.submit(method, *args, pieces=pieces)()
 
-    def submit(self, method: str, *args: Any) -> Callable[[], Any]:
+    def submit(self, method: str, *args: Any, pieces: int = 0) -> Callable[[], Any]:
         """Send ``method(*args)`` now; the function returned waits for the answer (call it once).
 
         The parent can compute its expectation while the child runs the kernel;
@@ -249,7 +253,7 @@ class KernelHost:
         """
         self._turn.acquire()
         try:
-            deadline = self._send(method, args)
+            deadline = self._send(method, args, pieces)
         except BaseException:
             self._turn.release()
             raise
@@ -266,7 +270,7 @@ class KernelHost:
 
         return answer
 
-    def _send(self, method: str, args: tuple[Any, ...]) -> float:
+    def _send(self, method: str, args: tuple[Any, ...], pieces: int = 0) -> float:
         if not self.dead:
             self.declared  # noqa: B018 - the load comes first
         if self.dead:
@@ -274,6 +278,8 @@ class KernelHost:
         self.calls += 1
         sent: list[Any] = []
         header = {"call": method, "args": encode_value(args, sent)}
+        if pieces:
+            header["pieces"] = pieces
         deadline = time.monotonic() + self.timeout
         try:
             write_frame(self._req_w, header, sent)
