@@ -45,7 +45,7 @@ from fp8lab.specs.scale_rules import (
 )
 from fp8lab.studies import ecosystem_nvfp4 as nv
 from fp8lab.studies.amax_split_compiled import COMPILED, split_counts_compiled
-from fp8lab.sweeps.range_run import RangeRun
+from fp8lab.sweeps.range_run import RangeRun, sharing_workers
 
 __all__ = [
     "ALL_NON_NEGATIVE",
@@ -58,6 +58,7 @@ __all__ = [
     "amax_split",
     "axis_rows",
     "ecosystem_row",
+    "ecosystem_table",
     "library_absent",
     "library_version",
     "missing_rules",
@@ -348,7 +349,7 @@ def amax_split(
         _nvfp4_split_chunk if nvfp4 else _split_chunk,
         [(own_rule, spec_rule, lo, hi, *(() if nvfp4 else (ran,))) for lo, hi in chunks],
         workers=place.workers if len(chunks) > 1 else 1,  # one chunk: here
-        executor=place.executor,
+        executor=place.executor if len(chunks) > 1 else None,
         report=run.reporter("amax split", len(chunks)),
     )
     firsts = [p[3] for p in parts if p[3] >= 0]
@@ -463,6 +464,14 @@ def ecosystem_row(
         "spec_failed": theirs.assertions_failed,
         "spec_mismatches": theirs.mismatches + theirs.nan_code_mismatches,
     }
+
+
+def ecosystem_table(
+    rows: tuple[LibraryRow, ...], run: RangeRun | None = None, *, seed: int = 0
+) -> list[dict[str, Any]]:
+    """:func:`ecosystem_row` for each of ``rows``, every amax split on one pool of workers."""
+    with sharing_workers(run or RangeRun(start=0, stop=ALL_NON_NEGATIVE)) as shared:
+        return [ecosystem_row(row, shared, seed=seed) for row in rows]
 
 
 def split_unexpected(row: dict[str, Any]) -> list[str]:

@@ -41,7 +41,7 @@ from fp8lab.runtime.guard import KernelFaultError
 from fp8lab.specs.nan import NAN_POLICIES
 from fp8lab.studies.ecosystem import _gq_on
 from fp8lab.sweeps.exhaustive import run_exhaustive
-from fp8lab.sweeps.range_run import RangeRun
+from fp8lab.sweeps.range_run import RangeRun, sharing_workers
 
 __all__ = [
     "ONNX_RUNTIMES",
@@ -193,7 +193,11 @@ def onnx_dynamic_rows(seed: int = 0, timeout: float = 300.0) -> list[dict[str, A
 
 def onnx_cast_rows(run: RangeRun | None = None) -> list[dict[str, Any]]:
     """One row per runtime, format and ``saturate``: ``Cast`` against the specification's table."""
-    run = run or RangeRun()
+    with sharing_workers(run or RangeRun()) as shared:
+        return _cast_rows(shared)
+
+
+def _cast_rows(run: RangeRun) -> list[dict[str, Any]]:
     rows = []
     for runtime in ONNX_RUNTIMES:
         version = runtime_version(runtime)

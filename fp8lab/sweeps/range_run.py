@@ -9,15 +9,23 @@ runner's domain, cuts it into chunks and says where they run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 
 from fp8lab.runtime.cluster import ambient_cluster
-from fp8lab.runtime.parallel import default_workers
+from fp8lab.runtime.parallel import default_workers, worker_pool
 from fp8lab.runtime.progress import Progress
 
-__all__ = ["ALL_PATTERNS", "DEFAULT_CHUNK", "EVERY_PATTERN", "Placement", "RangeRun"]
+__all__ = [
+    "ALL_PATTERNS",
+    "DEFAULT_CHUNK",
+    "EVERY_PATTERN",
+    "Placement",
+    "RangeRun",
+    "sharing_workers",
+]
 
 ALL_PATTERNS = 1 << 32  # every float32 bit pattern
 DEFAULT_CHUNK = 1 << 22  # patterns per task: 1,024 tasks over 2**32
@@ -93,3 +101,21 @@ class RangeRun:
 
 
 EVERY_PATTERN = RangeRun()  # the whole domain, one process per core (or the ambient cluster)
+
+
+@contextmanager
+def sharing_workers(run: RangeRun) -> Iterator[RangeRun]:
+    """``run``, its chunks going to one pool of worker processes for as long as the block lasts.
+
+    A study that runs several sweeps of fp8lab's own tasks one after another
+    starts the workers once instead of once per sweep (each start imports numpy
+    and loads the compiled loops again). A run that names an executor, runs
+    here (one worker) or goes to the ambient cluster is given back as it is.
+    Records are the same: the pool has the worker count the run would have had.
+    """
+    place = run.placement()
+    if place.executor is not None or place.workers == 1:
+        yield run
+        return
+    with worker_pool(place.workers) as pool:
+        yield replace(run, executor=pool, workers=place.workers)

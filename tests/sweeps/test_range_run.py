@@ -6,7 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from fp8lab.sweeps.range_run import ALL_PATTERNS, EVERY_PATTERN, RangeRun
+from fp8lab.studies.ecosystem import amax_split
+from fp8lab.sweeps.range_run import ALL_PATTERNS, EVERY_PATTERN, RangeRun, sharing_workers
 
 
 def test_the_default_is_every_pattern_of_the_domain() -> None:
@@ -43,3 +44,26 @@ def test_placement_names_where_the_chunks_run(monkeypatch: pytest.MonkeyPatch) -
         place = RangeRun(workers=1, executor=pool, executor_name="threads").placement()
     assert (place.executor, place.name) == (pool, "threads")
     assert RangeRun().placement().name == "processes"
+
+
+def test_sharing_workers_gives_back_a_run_that_runs_here_or_names_an_executor() -> None:
+    here = RangeRun(start=0, stop=1 << 20, workers=1)
+    with sharing_workers(here) as shared:
+        assert shared is here
+    with ThreadPoolExecutor(1) as pool:
+        named = RangeRun(executor=pool)
+        with sharing_workers(named) as shared:
+            assert shared is named
+
+
+@pytest.mark.process
+def test_sweeps_on_one_shared_pool_give_the_records_of_their_own_pools() -> None:
+    run = RangeRun(start=0x3C00_0000, stop=0x3C00_0000 + (1 << 22), chunk=1 << 20, workers=2)
+    pairs = [
+        ("torchao-0.18-float8-tensorwise", "vllm-per-tensor"),
+        ("torchao-0.18-mxfp8-rceil", "rceil"),
+    ]
+    own = [amax_split(a, b, run) for a, b in pairs]
+    with sharing_workers(run) as shared:
+        assert shared.executor is not None and shared.placement().workers == 2
+        assert [amax_split(a, b, shared) for a, b in pairs] == own
