@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fp8lab.codecs.policy import special_codes
-from fp8lab.codecs.rne_array import encode_float64
+from fp8lab.codecs.rne_array import encode_float32
 from fp8lab.specs.format import FormatSpec
 from fp8lab.specs.nan import NanPolicy
 
@@ -44,9 +44,8 @@ def float32_table(fmt: FormatSpec, saturate: bool, nan: NanPolicy) -> npt.NDArra
     """The code for every key ``(bits >> 16) << 1 | (bits & 0xFFFF != 0)``; read-only."""
     keys = np.arange(1 << 17, dtype=np.uint32)
     representatives = ((keys >> 1) << 16) | (keys & 1)
-    with np.errstate(invalid="ignore"):  # signalling NaN patterns stay NaN
-        wide = representatives.view(np.float32).astype(np.float64)
-    table = encode_float64(wide, fmt, special_codes(fmt, saturate=saturate, nan=nan))
+    codes = special_codes(fmt, saturate=saturate, nan=nan)
+    table = encode_float32(representatives.view(np.float32), fmt, codes)
     table.setflags(write=False)
     return table
 
