@@ -102,3 +102,15 @@ def test_a_defect_inside_a_later_slice_of_a_chunk_is_found_in_its_process() -> N
     )
     assert (record.status.value, record.mismatches, record.examined) == ("FAIL", 1, 1 << 21)
     assert record.examples["other"][0]["input"] == "0x3f800000"
+
+
+def test_a_kernel_that_hands_back_one_buffer_each_call_still_gets_its_codes_joined() -> None:
+    buffer = np.empty(X.size, np.uint8)
+
+    def reuses(x: np.ndarray) -> np.ndarray:
+        out = buffer[: x.size]
+        out[:] = _codes(x)
+        return out
+
+    joined, fault, _ = serve_in_pieces(reuses, X, 300)
+    assert fault == "" and joined.tobytes() == _codes(X).tobytes()

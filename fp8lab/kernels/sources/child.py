@@ -164,7 +164,7 @@ def serve_in_pieces(func: Any, x: np.ndarray, pieces: int) -> Called:
         if not (isinstance(out, np.ndarray) and out.shape == piece.shape and same):
             out, fault, env = _call(func, (x,))
             return out, fault, changed or env
-        parts.append(out)
+        parts.append(np.array(out, copy=True))  # a kernel may hand back a buffer it reuses
     return np.concatenate(parts), "", changed
 
 
