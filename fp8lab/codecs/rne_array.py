@@ -139,15 +139,8 @@ def encode_float32(x: npt.NDArray[np.float32], fmt: FormatSpec, codes: SpecialCo
     A float32 subnormal is taken in the bottom float32 binade's quantum, which is
     the format's bottom quantum wherever the format's bottom binade is at or above
     2**-126. A format reaching lower (e8m0fnu, 2**-127) is rounded from float64
-    bits instead, where every float32 is normal.
-
-    Args:
-        x: C-contiguous float32 array.
-        fmt: target format.
-        codes: what NaN, ±inf, overflow and ±0 become.
-
-    Returns:
-        uint8 codes, same shape as ``x``.
+    bits instead, where every float32 is normal. Arguments and codes as
+    :func:`encode_float64`'s, for a C-contiguous float32 ``x``.
     """
     if fmt.minexp < 1 - _FLOAT32.bias:
         with np.errstate(invalid="ignore"):  # signalling NaN patterns stay NaN
