@@ -152,7 +152,7 @@ def serve_in_pieces(func: Any, x: np.ndarray, pieces: int) -> Called:
     shape, or not of the first slice's dtype, ``x`` is passed whole in one call
     and that answer stands, as if no slice had been cut.
     """
-    parts: list[np.ndarray] = []
+    joined: np.ndarray | None = None
     changed = ""
     for lo in range(0, x.size, pieces):
         piece = x[lo : lo + pieces]
@@ -160,12 +160,14 @@ def serve_in_pieces(func: Any, x: np.ndarray, pieces: int) -> Called:
         changed = changed or env
         if fault:
             return None, fault, changed
-        same = not parts or (isinstance(out, np.ndarray) and out.dtype == parts[0].dtype)
+        same = joined is None or (isinstance(out, np.ndarray) and out.dtype == joined.dtype)
         if not (isinstance(out, np.ndarray) and out.shape == piece.shape and same):
             out, fault, env = _call(func, (x,))
             return out, fault, changed or env
-        parts.append(np.array(out, copy=True))  # a kernel may hand back a buffer it reuses
-    return np.concatenate(parts), "", changed
+        if joined is None:
+            joined = np.empty(x.shape, out.dtype)
+        joined[lo : lo + pieces] = out  # copied now: a kernel may hand back a buffer it reuses
+    return joined, "", changed
 
 
 def _serve(
@@ -174,10 +176,14 @@ def _serve(
     method = str(header.get("call"))
     args = decode_value(header["args"], arrays, readonly=True)
     func = kernel if method == "__call__" else getattr(kernel, method)
-    pieces = header.get("pieces")
-    whole = len(args) != 1 or not isinstance(args[0], np.ndarray) or args[0].ndim != 1
-    if isinstance(pieces, int) and 0 < pieces < (0 if whole else args[0].size):
-        out, fault, env = serve_in_pieces(func, args[0], pieces)
+    pieces, x = header.get("pieces"), args[0] if len(args) == 1 else None
+    if (
+        isinstance(pieces, int)
+        and isinstance(x, np.ndarray)
+        and x.ndim == 1
+        and 0 < pieces < x.size
+    ):
+        out, fault, env = serve_in_pieces(func, x, pieces)
     else:
         out, fault, env = _call(func, tuple(args))
     if fault:
