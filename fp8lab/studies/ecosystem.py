@@ -470,7 +470,7 @@ def ecosystem_table(
     rows: tuple[LibraryRow, ...], run: RangeRun | None = None, *, seed: int = 0
 ) -> list[dict[str, Any]]:
     """:func:`ecosystem_row` for each of ``rows``, every amax split on one pool of workers."""
-    with sharing_workers(run or RangeRun(start=0, stop=ALL_NON_NEGATIVE)) as shared:
+    with sharing_workers(run or RangeRun()) as shared:  # amax_split's default: all 2**31
         return [ecosystem_row(row, shared, seed=seed) for row in rows]
 
 

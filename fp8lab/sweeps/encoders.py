@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 
 import numpy as np
 import numpy.typing as npt
@@ -130,7 +130,7 @@ def _user_encoder(name: str, fmt: str, saturate: bool, nan: str) -> Encoder:
     except KernelLoadError as exc:
         raise EncoderError(str(exc).removeprefix("--kernel: ")) from None
     note = "user encoder" + (f"; receives {', '.join(receives)}" if receives else "")
-    encode = lambda x: host.call("__call__", x, pieces=ENCODER_PIECE)  # noqa: E731
+    encode = partial(host.call, "__call__", pieces=ENCODER_PIECE)
     return Encoder(name, encode, policy_note=note, host=host)
 
 
