@@ -71,7 +71,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         default=DEFAULT_JOBS,
         help=f"notebooks run side by side (default {DEFAULT_JOBS}; 1: one after another, "
         "in the order named); side by side, the one whose last complete run here took "
-        "longest starts first",
+        "longest starts first, and those whose metadata gives fp8lab.precedence take "
+        "the cores from the others, which run at nice +10",
     )
     p.add_argument("--results", default="results", help="results root (default: results)")
     p.add_argument("--notebooks", default=str(NOTEBOOKS_DIR), help="notebook folder")
@@ -185,7 +186,7 @@ def _notebook_executor(args: argparse.Namespace) -> Iterator[str]:
 def run(args: argparse.Namespace) -> int:
     """Run every selected notebook in order, even after a failure; report each."""
     # papermill and nbconvert load here, not to build the parser.
-    from fp8lab.evidence.execute import discover, validate_parameters
+    from fp8lab.evidence.execute import discover, precedence, validate_parameters
     from fp8lab.evidence.staging import recover_orphans
     from fp8lab.evidence.staleness import PROOF_KINDS
 
@@ -210,10 +211,12 @@ def run(args: argparse.Namespace) -> int:
     if reason:
         raise CliError(reason)
     overrides = _overrides(args, names, available)
-    checked = {}
+    checked, first = {}, set()
     for name in names:
         try:
             checked[name] = validate_parameters(available[name], overrides[name])
+            if precedence(available[name]):
+                first.add(name)
         except ValueError as exc:
             raise CliError(str(exc)) from None
     for filed in recover_orphans(results):  # once, before the first notebook runs
@@ -221,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
     with _notebook_executor(args) as executor:
         print(f"sweeps and proofs run on {executor}", flush=True)
         try:
-            failed = _run_all(args, checked, results)
+            failed = _run_all(args, checked, results, first)
         finally:
             from fp8lab.evidence.index import write_index
 
@@ -233,15 +236,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_all(
-    args: argparse.Namespace, checked: dict[str, CheckedParameters], results: Path
+    args: argparse.Namespace,
+    checked: dict[str, CheckedParameters],
+    results: Path,
+    first: set[str],
 ) -> list[str]:
     """Run each notebook, ``--jobs`` at a time, even after a failure; the names that failed.
 
     Side by side, the notebooks whose last complete run here took longest start
-    first; a signal sets the shared stop, each run going on ends its tree and
-    is filed as interrupted, and the signal is raised here once all have ended.
+    first, and where ``first`` names any (they take precedence:
+    :func:`fp8lab.evidence.execute.precedence`) every other runs at ``nice``
+    +YIELD_NICE; a signal sets the shared stop, each run going on ends its tree
+    and is filed as interrupted, and the signal is raised here once all have ended.
     """
-    from fp8lab.evidence.execute import Stop
+    from fp8lab.evidence.execute import YIELD_NICE, Stop
     from fp8lab.runtime.proctree import SignalInterrupt
 
     names = list(checked)
@@ -252,10 +260,11 @@ def _run_all(
             if not _run_one(args, checked[n], results, i, len(names))
         ]
     names = _longest_first(names, results)
+    nice = {n: YIELD_NICE if first and n not in first else 0 for n in names}
     stop = Stop()
     with ThreadPoolExecutor(args.jobs, thread_name_prefix="notebook") as pool:
         futures = {
-            n: pool.submit(_run_one, args, checked[n], results, i, len(names), stop)
+            n: pool.submit(_run_one, args, checked[n], results, i, len(names), stop, nice[n])
             for i, n in enumerate(names, 1)
         }
         try:
@@ -276,8 +285,9 @@ def _run_one(
     i: int,
     count: int,
     stop: Stop | None = None,
+    nice: int = 0,
 ) -> bool:
-    """Run one notebook and say how it ended; whether it completed."""
+    """Run one notebook (its processes at ``nice``) and say how it ended; whether it completed."""
     from fp8lab.evidence import execute as runner
     from fp8lab.evidence.execute import NotebookRunError
 
@@ -289,7 +299,13 @@ def _run_one(
 
     try:
         done = runner.run_checked(
-            checked, results, timeout=args.timeout, heartbeat=beat, index=False, stop=stop
+            checked,
+            results,
+            timeout=args.timeout,
+            heartbeat=beat,
+            index=False,
+            stop=stop,
+            nice=nice,
         )
     except NotebookRunError as exc:
         where = f" ({exc.folder})" if exc.folder else ""

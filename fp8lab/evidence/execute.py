@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -38,7 +39,13 @@ from fp8lab.evidence.staging import recover_orphans
 from fp8lab.runtime.atomic import write_atomic
 from fp8lab.runtime.locations import notebooks_dir
 from fp8lab.runtime.parallel import QUIET_THREADS_ENV
-from fp8lab.runtime.proctree import TOKEN_ENV, SignalInterrupt, die_with_parent, kill_tree
+from fp8lab.runtime.proctree import (
+    TOKEN_ENV,
+    SignalInterrupt,
+    die_with_parent,
+    kill_tree,
+    yield_tree,
+)
 
 __all__ = [
     "NOTEBOOKS_DIR",
@@ -51,6 +58,7 @@ __all__ = [
     "execution_problems",
     "notebook_env",
     "notebook_parameters",
+    "precedence",
     "run_checked",
     "run_notebook",
     "validate_parameters",
@@ -62,6 +70,8 @@ DEFAULT_TIMEOUT = 1800.0
 HEARTBEAT_S = 15.0
 POLL_S = 0.2  # how often a run's papermill process is looked at
 TIMED_OUT = -9999
+YIELD_NICE = 10  # side by side, a run without precedence: its processes' nice increment
+YIELD_EVERY_S = 1.0  # how often such a run's new sessions (its kernel's) are given that niceness
 
 
 @dataclass
@@ -103,6 +113,36 @@ class CheckedParameters:
 def discover(directory: Path = NOTEBOOKS_DIR) -> dict[str, Path]:
     """Every ``*.ipynb`` in ``directory`` by stem, sorted."""
     return {p.stem: p for p in sorted(Path(directory).glob("*.ipynb"))}
+
+
+def precedence(path: Path) -> str:
+    """Why the notebook's threads come first beside another notebook, or ``""``.
+
+    A notebook says so in its metadata, ``{"fp8lab": {"precedence": REASON}}``:
+    one whose records depend on a threaded library's threads getting a core the
+    moment they wake (a BLAS whose waiting thread spin-waits while its helper
+    waits for a core, a timing). Side by side, ``fp8lab evidence`` runs every
+    other notebook at ``nice`` +:data:`YIELD_NICE`, so that a thread of this one
+    that wakes takes a core from them at once; the order changes no result.
+
+    Raises:
+        ValueError: if the notebook cannot be read, or its precedence is not a string.
+    """
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+    except (OSError, ValueError, AttributeError) as exc:
+        raise ValueError(f"{path.name}: not a readable notebook ({exc})") from None
+    reason = (meta.get("fp8lab") or {}).get("precedence", "") if isinstance(meta, dict) else ""
+    if not isinstance(reason, str):
+        raise ValueError(f"{path.name}: metadata fp8lab.precedence must be a string (its reason)")
+    return reason
+
+
+def _start_child(parent: int, nice: int) -> None:
+    """In papermill's process before it starts: die with ``parent``; yield by ``nice``."""
+    die_with_parent(parent)
+    if nice:
+        os.nice(nice)
 
 
 def notebook_parameters(path: Path) -> dict[str, Any]:
@@ -151,6 +191,7 @@ def _papermill(
     timeout: float,
     heartbeat: Callable[[float], None] | None,
     stop: Stop | None = None,
+    nice: int = 0,
 ) -> tuple[int, float]:
     """Run papermill: its exit status (TIMED_OUT after ending the whole tree) and CPU seconds.
 
@@ -166,6 +207,9 @@ def _papermill(
     sets those variables): a spinning thread of one notebook holds the core the
     other is waiting for.
     ``stop`` (set by the thread a signal reached) ends the tree as the signal would.
+    ``nice`` is added to the niceness of papermill and so of every process it
+    starts, and is given to every session the run starts (its kernel's) as it
+    appears (:func:`fp8lab.runtime.proctree.yield_tree`).
     """
     command = [
         sys.executable,
@@ -193,12 +237,16 @@ def _papermill(
             stderr=subprocess.STDOUT,
             start_new_session=True,
             env=env,
-            preexec_fn=functools.partial(die_with_parent, os.getpid()),
+            preexec_fn=functools.partial(_start_child, os.getpid(), nice),
         )
     start = time.monotonic()
     beat = start + HEARTBEAT_S
+    settle = start  # when the sessions the run starts are next given its niceness
     try:
         while True:
+            if nice and time.monotonic() >= settle:
+                yield_tree(proc.pid, nice)
+                settle += YIELD_EVERY_S
             left = timeout - (time.monotonic() - start)
             if left <= 0:
                 kill_tree(proc.pid, token)
@@ -308,13 +356,15 @@ def run_checked(
     heartbeat: Callable[[float], None] | None = None,
     index: bool = True,
     stop: Stop | None = None,
+    nice: int = 0,
 ) -> NotebookRun:
     """:func:`run_notebook` for values checked already, orphaned runs already filed.
 
     A command that runs several notebooks checks every one's values and files
     the orphans once, before the first runs; one that runs them side by side
     gives each the same ``stop``, which a signal sets (the run then ends and is
-    filed as the signal would have it).
+    filed as the signal would have it), and ``nice`` to each that yields the
+    cores to one with :func:`precedence` (its manifest's ``nice``).
 
     Raises:
         NotebookRunError, SignalInterrupt: as :func:`run_notebook`.
@@ -328,6 +378,7 @@ def run_checked(
         "notebook": path.name,
         "notebook_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
         "timeout_s": timeout,
+        "nice": nice,
     }
     try:
         with run:
@@ -349,6 +400,7 @@ def run_checked(
                     timeout,
                     heartbeat,
                     stop,
+                    nice,
                 )
             finally:
                 params_file.unlink(missing_ok=True)

@@ -9,6 +9,8 @@
   that carries a token in its environment (a process whose parent died is no
   longer anyone's descendant, but it keeps its environment). It stops them all
   first (SIGSTOP), so none can start another, then kills them (SIGKILL).
+* :func:`yield_tree` lowers the priority of a tree's sessions (Linux's
+  autogroups), which a process's own niceness does not reach.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ __all__ = [
     "install_signal_handlers",
     "kill_tree",
     "tree_members",
+    "yield_tree",
 ]
 
 TOKEN_ENV = "FP8LAB_PROCESS_TREE"
@@ -121,6 +124,33 @@ def tree_members(root: int | None = None, token: str | None = None) -> list[psut
                 found[proc.pid] = proc
     found.pop(os.getpid(), None)
     return list(found.values())
+
+
+def yield_tree(root: int, nice: int) -> int:
+    """Set the autogroup niceness of every session under ``root`` to at least ``nice``.
+
+    Where Linux groups processes by session (``/proc/PID/autogroup``), the
+    cores are shared between sessions first, each by its autogroup's niceness,
+    and a process's own niceness counts only within its session; a session
+    started under the tree (a notebook's kernel starts one) begins at 0,
+    whatever niceness its processes inherit. Raising a niceness needs no
+    privilege. Returns the number of sessions changed; where the kernel has no
+    autogroups there is nothing to change, and the processes' own niceness is
+    what counts.
+    """
+    changed = 0
+    for proc in tree_members(root):
+        path = f"/proc/{proc.pid}/autogroup"
+        try:
+            with open(path, encoding="ascii") as f:
+                current = int(f.read().rsplit("nice", 1)[1])
+            if current < nice:
+                with open(path, "w", encoding="ascii") as f:
+                    f.write(str(nice))
+                changed += 1
+        except (OSError, ValueError, IndexError):
+            pass  # gone, no autogroups, or not ours
+    return changed
 
 
 def alive(procs: Iterable[psutil.Process]) -> list[psutil.Process]:

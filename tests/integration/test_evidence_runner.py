@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,45 @@ def test_one_job_runs_the_notebooks_one_after_another_in_the_order_named(
     assert [name for name, _ in calls] == ["c", "a", "b"]
 
 
+def mark_precedence(path: Path, reason: object) -> None:
+    nb = json.loads(path.read_text())
+    nb["metadata"]["fp8lab"] = {"precedence": reason}
+    path.write_text(json.dumps(nb))
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_only_side_by_side_and_only_beside_a_notebook_with_precedence_do_others_yield(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: str
+) -> None:
+    seen: dict[str, int] = {}
+
+    def fake(checked: CheckedParameters, results: Path, **kw: Any) -> NotebookRun:
+        seen[checked.path.stem] = kw.get("nice", 0)
+        return NotebookRun(checked.path.stem, "complete", results / checked.path.stem, 0.0)
+
+    monkeypatch.setattr(notebooks_module, "run_checked", fake)
+    folder = notebooks(tmp_path, "a", "b", "c")
+    argv = ["evidence", "--jobs", jobs, "--notebooks", str(folder), "--results", str(tmp_path)]
+    assert main(argv) == 0 and seen == {"a": 0, "b": 0, "c": 0}  # none takes precedence
+    mark_precedence(folder / "b.ipynb", "its BLAS threads spin-wait for a core")
+    assert main(argv) == 0
+    assert seen == ({"a": 0, "b": 0, "c": 0} if jobs == "1" else {"a": 10, "b": 0, "c": 10})
+
+
+@pytest.mark.parametrize("reason", [True, ["threads"], {"why": "threads"}])
+def test_a_precedence_that_is_not_a_reason_is_refused_before_anything_runs(
+    tmp_path: Path,
+    calls: list[tuple[str, dict[str, Any]]],
+    capsys: pytest.CaptureFixture[str],
+    reason: object,
+) -> None:
+    folder = notebooks(tmp_path, "a", "b")
+    mark_precedence(folder / "b.ipynb", reason)
+    assert main(["evidence", "--notebooks", str(folder), "--results", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "fp8lab.precedence" in err and calls == []
+
+
 def test_side_by_side_the_longest_last_run_starts_first(tmp_path: Path) -> None:
     from fp8lab.cli.evidence_cmd import _longest_first
 
@@ -138,9 +178,9 @@ def test_side_by_side_the_longest_last_run_starts_first(tmp_path: Path) -> None:
     assert _longest_first(["a", "b", "c", "d"], tmp_path) == ["d", "c", "a", "b"]
 
 
-MEET = """import pathlib, time
+MEET = """import os, pathlib, time
 meet = pathlib.Path({meet!r})
-(meet / {me!r}).touch()
+(meet / {me!r}).write_text(str(os.nice(0)))  # the niceness this run's processes got
 deadline = time.monotonic() + 120
 while not (meet / {other!r}).exists():  # only a notebook running at the same time makes it
     assert time.monotonic() < deadline, "ran alone"
@@ -153,6 +193,8 @@ while time.process_time() - start < {burn}:  # CPU of this run alone
 WAIT_FOR_FILED = """while not pathlib.Path({filed!r}).exists():  # the other run ended and was filed
     assert time.monotonic() < deadline, "the other run was never filed"
     time.sleep(0.05)
+group = pathlib.Path("/proc/self/autogroup")  # the kernel's session, where Linux has autogroups
+(meet / "autogroup").write_text(group.read_text() if group.exists() else "")
 """
 BURN_S = 2.0
 
@@ -163,19 +205,27 @@ def test_two_jobs_run_side_by_side_and_each_run_is_filed_with_its_own_cpu(tmp_pa
     left = MEET.format(meet=str(meet), me="left", other="right") + BURN.format(burn=BURN_S)
     right = MEET.format(meet=str(meet), me="right", other="left")
     right += WAIT_FOR_FILED.format(filed=str(results / "left"))  # ends after left's CPU is in
-    write_notebook(folder, "left", left)
+    first = write_notebook(folder, "left", left)
     write_notebook(folder, "right", right)
+    mark_precedence(first, "its threads must wake to a free core")
     argv = ["evidence", "--jobs", "2", "--notebooks", str(folder), "--results", str(results)]
     assert main(argv) == 0
+    # left takes precedence: right's processes yield to it by nice +10, as its manifest says
+    own = os.nice(0)
+    assert [int((meet / n).read_text()) for n in ("left", "right")] == [own, min(own + 10, 19)]
+    group = (meet / "autogroup").read_text()  # and so does the session its kernel started
+    assert not group or group.split()[-1] == "10", group
     runs = {r["kind"]: r for r in collect_runs(results)}
     assert sorted(runs) == ["left", "right"]
     assert all(r["status"] == "complete" for r in runs.values())
     fresh = check_published(results, {n: folder / f"{n}.ipynb" for n in runs}, proofs=False)
     assert [r.status for r in fresh] == ["fresh", "fresh"], fresh  # the attempts log holds both
-    cpu = {
-        n: json.loads(next((results / n).glob("*/manifest.json")).read_text())["cpu_seconds"]
+    manifests = {
+        n: json.loads(next((results / n).glob("*/manifest.json")).read_text())
         for n in ("left", "right")
     }
+    assert [manifests[n]["nice"] for n in ("left", "right")] == [0, 10]
+    cpu = {n: m["cpu_seconds"] for n, m in manifests.items()}
     # each run's own tree: the burner's CPU is in its record and not in the other's
     assert cpu["left"] >= BURN_S and cpu["left"] - cpu["right"] >= BURN_S / 2, cpu
 
