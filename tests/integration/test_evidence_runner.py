@@ -150,6 +150,18 @@ def test_only_side_by_side_and_only_beside_a_notebook_with_precedence_do_others_
     assert seen == ({"a": 0, "b": 0, "c": 0} if jobs == "1" else {"a": 10, "b": 0, "c": 10})
 
 
+def test_precedence_reads_the_metadata_and_refuses_what_is_not_a_notebook(tmp_path: Path) -> None:
+    path = notebooks(tmp_path, "a") / "a.ipynb"
+    assert notebooks_module.precedence(path) == ""
+    mark_precedence(path, "its threads")
+    assert notebooks_module.precedence(path) == "its threads"
+    path.write_text('{"metadata": ["not", "a", "mapping"]}')
+    assert notebooks_module.precedence(path) == ""
+    path.write_text("{not json")
+    with pytest.raises(ValueError, match="not a readable notebook"):
+        notebooks_module.precedence(path)
+
+
 @pytest.mark.parametrize("reason", [True, ["threads"], {"why": "threads"}])
 def test_a_precedence_that_is_not_a_reason_is_refused_before_anything_runs(
     tmp_path: Path,
