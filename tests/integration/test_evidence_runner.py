@@ -58,6 +58,19 @@ def notebooks(tmp_path: Path, *names: str) -> Path:
     return tmp_path / "notebooks"
 
 
+def refused_in_one_line(
+    argv: list[str],
+    word: str,
+    capsys: pytest.CaptureFixture[str],
+    calls: list[tuple[str, dict[str, Any]]],
+) -> None:
+    """``fp8lab evidence`` exits 2 with one line naming ``word``, before any notebook runs."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and word in err
+    assert calls == []
+
+
 @pytest.mark.parametrize(
     "param",
     ["smoke=3", "seed=true", "seed=1.5", "scales=0.5", "ratio=high", "smoke=null"],
@@ -70,10 +83,7 @@ def test_a_parameter_of_the_wrong_type_is_refused_before_anything_runs(
 ) -> None:
     folder = notebooks(tmp_path, "nb")
     argv = ["evidence", "nb", "-p", param, "--notebooks", str(folder), "--results", str(tmp_path)]
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and param.split("=")[0] in err
-    assert calls == []
+    refused_in_one_line(argv, param.split("=")[0], capsys, calls)
 
 
 @pytest.mark.parametrize("param", ["seed=7", "smoke=true", "ratio=1", "scales=[0.25]"])
@@ -171,9 +181,8 @@ def test_a_precedence_that_is_not_a_reason_is_refused_before_anything_runs(
 ) -> None:
     folder = notebooks(tmp_path, "a", "b")
     mark_precedence(folder / "b.ipynb", reason)
-    assert main(["evidence", "--notebooks", str(folder), "--results", str(tmp_path)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "fp8lab.precedence" in err and calls == []
+    argv = ["evidence", "--notebooks", str(folder), "--results", str(tmp_path)]
+    refused_in_one_line(argv, "fp8lab.precedence", capsys, calls)
 
 
 def test_side_by_side_the_longest_last_run_starts_first(tmp_path: Path) -> None:
