@@ -20,6 +20,7 @@ smallest value rounds up to it (it has no zero; OCP MX v1.0, E8M0 scale). With
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -52,6 +53,27 @@ _FLOAT64 = _Layout(np.int64, 52, 1023, 0x7FF0_0000_0000_0000)
 _FLOAT32 = _Layout(np.int32, 23, 127, 0x7F80_0000)
 
 
+# numpy's maximum and minimum against a scalar take a slow strided loop; against a
+# contiguous array of the same value, its vector loop (about a third of the time here).
+# Arrays up to this size get such an operand; larger ones the scalar (the same result).
+_OPERAND_MAX = 1 << 17
+
+
+@lru_cache(maxsize=64)
+def _filled(lanes: np.dtype[Any], value: int, size: int) -> npt.NDArray[Any]:
+    operand = np.full(size, value, lanes)
+    operand.setflags(write=False)
+    return operand
+
+
+def _bound(a: npt.NDArray[Any], value: int, ufunc: np.ufunc) -> None:
+    """``a = ufunc(a, value)`` in place (``np.maximum``: a floor; ``np.minimum``: a cap)."""
+    if a.size <= _OPERAND_MAX:
+        ufunc(a, _filled(a.dtype, value, a.size), out=a)
+    else:
+        ufunc(a, value, out=a)
+
+
 def _magnitude_index(bits: npt.NDArray[Any], fmt: FormatSpec, layout: _Layout) -> npt.NDArray[Any]:
     """Linear code index of RNE(|x|) for finite ``x`` given as its bits (sign clear).
 
@@ -59,37 +81,41 @@ def _magnitude_index(bits: npt.NDArray[Any], fmt: FormatSpec, layout: _Layout) -
     block allocates a handful of temporaries, not one per operation.
     """
     mant_bits, width = fmt.mantissa_bits, layout.mantissa
-    biased = bits >> width
-    significand = bits & layout.lanes((1 << width) - 1)
-    # e = max(biased, 1): a subnormal's exponent is the bottom binade's, and only a
-    # normal number (biased > 0) has the implicit leading bit.
-    implicit = np.minimum(biased, 1)
-    implicit <<= width
-    significand |= implicit
-    exponent = np.maximum(biased, 1, out=biased)
+    one = layout.lanes(1)
+    # e = max(biased, 1): a subnormal's exponent is the bottom binade's.
+    exponent = bits >> width
+    _bound(exponent, 1, np.maximum)
+    # The significand with its implicit bit, bits - (e - 1) * 2**width: a normal
+    # number's biased exponent becomes the one bit, and a subnormal (e = 1) keeps
+    # its stored bits, without it.
+    significand = np.left_shift(exponent, width)
+    np.subtract(bits, significand, out=significand)
+    significand += one << width
     # q - (e - bias - width) with q = max(e - bias, minexp) - M, the quantum's
     # exponent: width - M in the normal binades, more below. Capped where a
     # significand is below half a quantum whatever the shift.
     shift = (fmt.minexp - mant_bits + layout.bias + width) - exponent
-    np.maximum(shift, width - mant_bits, out=shift)
-    np.minimum(shift, layout.shift_cap, out=shift)
+    _bound(shift, width - mant_bits, np.maximum)
+    _bound(shift, layout.shift_cap, np.minimum)
     # RNE: add one less than half a quantum, and one more when the kept lowest
     # bit is odd (a tie then carries, to even), then truncate.
     lowest = significand >> shift
     lowest &= 1
     significand += lowest
-    lowest = np.left_shift(layout.lanes(1), shift - 1, out=lowest)
+    shift -= 1
+    lowest = np.left_shift(one, shift, out=lowest)
+    shift += 1
     lowest -= 1
     significand += lowest
     n = np.right_shift(significand, shift, out=significand)
     # q - (minexp - M): the binade's steps above the bottom one, in quanta of 2**M codes
     index: npt.NDArray[Any] = np.subtract(exponent, layout.bias + fmt.minexp, out=exponent)
-    np.maximum(index, 0, out=index)
+    _bound(index, 0, np.maximum)
     index <<= mant_bits
     index += n
     if not fmt.has_subnormals:
         index -= 1 << mant_bits
-        np.maximum(index, 0, out=index)
+        _bound(index, 0, np.maximum)
     return index
 
 
@@ -100,18 +126,25 @@ def _encode(
     magnitude_bits = bits & layout.lanes(layout.inf | ((1 << layout.mantissa) - 1))
     index = _magnitude_index(magnitude_bits, fmt, layout)
     out = index.astype(np.uint8)
-    np.bitwise_or(out, np.uint8(fmt.sign_bit), out=out, where=negative)
+    # the sign bit by arithmetic: a masked ufunc branches on each lane, slow on mixed signs
+    out |= negative.view(np.uint8) * np.uint8(fmt.sign_bit)
     if codes.negative is not None:
         np.copyto(out, np.uint8(codes.negative), where=negative)
-    for mask, pair in (
-        ((index == 0) if fmt.has_zero else (magnitude_bits == 0), codes.zero),
-        (index > fmt.max_code, codes.overflow),
-        (magnitude_bits == layout.inf, codes.inf),
-        (magnitude_bits > layout.inf, codes.nan),
-    ):
-        if mask.any():  # most blocks hold no zero, overflow, inf or NaN
-            np.copyto(out, np.uint8(pair[0]), where=mask & ~negative)
-            np.copyto(out, np.uint8(pair[1]), where=mask & negative)
+    if not out.size:
+        return out
+    # Most blocks hold no zero, overflow, inf or NaN: reductions tell, and only the
+    # kinds present are looked for lane by lane, lowest precedence first.
+    special = []
+    if (index.min() == 0) if fmt.has_zero else (magnitude_bits.min() == 0):
+        special.append(((index == 0) if fmt.has_zero else (magnitude_bits == 0), codes.zero))
+    if index.max() > fmt.max_code:
+        special.append((index > fmt.max_code, codes.overflow))
+    if magnitude_bits.max() >= layout.inf:
+        special.append((magnitude_bits == layout.inf, codes.inf))
+        special.append((magnitude_bits > layout.inf, codes.nan))
+    for lanes, pair in special:
+        np.copyto(out, np.uint8(pair[0]), where=lanes & ~negative)
+        np.copyto(out, np.uint8(pair[1]), where=lanes & negative)
     return out
 
 
