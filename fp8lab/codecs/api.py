@@ -102,6 +102,8 @@ def encode(
 
 def _has_nan(arr: np.ndarray) -> bool:
     with np.errstate(invalid="ignore"):  # signalling NaN patterns stay NaN
+        if arr.size and arr.dtype.kind == "f":  # numpy's max is NaN where any element is
+            return bool(np.isnan(arr.max()))
         return bool(np.isnan(arr).any())
 
 
