@@ -19,7 +19,7 @@ from typing import Any
 from fp8lab.kernels.sources.triton_interp import triton_version
 from fp8lab.runtime.extras import absent
 from fp8lab.sweeps.exhaustive import ExhaustiveRecord, run_exhaustive
-from fp8lab.sweeps.range_run import EVERY_PATTERN, RangeRun
+from fp8lab.sweeps.range_run import EVERY_PATTERN, RangeRun, sharing_workers
 
 __all__ = [
     "INTERPRETER_PROOFS",
@@ -63,11 +63,15 @@ def expected_verdicts() -> list[dict[str, str]]:
 
 
 def interpreter_proofs(run: RangeRun = EVERY_PATTERN) -> list[ExhaustiveRecord]:
-    """Each of :data:`INTERPRETER_PROOFS` against ``scan`` over ``run``'s range, saturating."""
-    return [
-        run_exhaustive(encoder, "scan", fmt, saturate=True, nan=nan, run=run)
-        for encoder, fmt, nan, _ in INTERPRETER_PROOFS
-    ]
+    """Each of :data:`INTERPRETER_PROOFS` against ``scan`` over ``run``'s range, saturating.
+
+    The three sweeps share one pool of workers (:func:`fp8lab.sweeps.range_run.sharing_workers`).
+    """
+    with sharing_workers(run) as shared:
+        return [
+            run_exhaustive(encoder, "scan", fmt, saturate=True, nan=nan, run=shared)
+            for encoder, fmt, nan, _ in INTERPRETER_PROOFS
+        ]
 
 
 @dataclass(frozen=True)
