@@ -14,6 +14,8 @@ of its chunks.
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 import numpy.typing as npt
 
@@ -81,9 +83,21 @@ def nvfp4_split_verdicts(
     g = np.asarray(global_amax, np.float32)
     a, b = nvfp4_stored_scales(amax, g, own), nvfp4_stored_scales(amax, g, spec)
     # one lookup per pattern: do byte a (own) and byte b (spec) give different multipliers?
-    apart = _multiplier_bits(own, global_amax)[:, None] != _multiplier_bits(spec, global_amax)
-    moved = np.take(apart.reshape(-1), (a.astype(np.uint16) << 8) | b)
+    moved = np.take(_apart(own_rule, spec_rule, global_amax), (a.astype(np.uint16) << 8) | b)
     return np.asarray(a != b), moved
+
+
+@cache
+def _apart(own_rule: str, spec_rule: str, global_amax: float) -> npt.NDArray[np.bool_]:
+    """For byte ``a << 8 | b``: whether own's byte a and spec's byte b give different multipliers.
+
+    The same for every block amax, so it is made once per pair and global amax; read-only.
+    """
+    own, spec = nvfp4_pair(own_rule, spec_rule)
+    apart = _multiplier_bits(own, global_amax)[:, None] != _multiplier_bits(spec, global_amax)
+    table: npt.NDArray[np.bool_] = np.asarray(apart).reshape(-1)
+    table.setflags(write=False)
+    return table
 
 
 def nvfp4_split_chunk(
