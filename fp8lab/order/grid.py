@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 import numpy.typing as npt
@@ -50,8 +51,9 @@ def _rows(row: np.ndarray, count: int) -> np.ndarray:
     return np.repeat(row[np.newaxis, :], count, axis=0)
 
 
+@cache
 def _code(value: float) -> int:
-    """The positive e4m3fn code of ``value``."""
+    """The positive e4m3fn code of ``value`` (a search of the codes, made once per value)."""
     fmt = FORMATS["e4m3fn"]
     return next(c for c in range(fmt.max_code + 1) if float(fmt.exact_value(c)) == value)
 
