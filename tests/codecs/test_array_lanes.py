@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 
 from fp8lab.codecs.policy import special_codes
-from fp8lab.codecs.rne_array import _FLOAT32, _encode, encode_float32, encode_float64
+from fp8lab.codecs.rne_array import (
+    _FLOAT32,
+    _OPERAND_MAX,
+    _encode,
+    encode_float32,
+    encode_float64,
+)
 from fp8lab.specs.formats import FORMATS
 
 NAN_POLICIES = ("canonical", "keep-sign", "all-ones", "keep-sign-all-ones")
@@ -60,3 +66,22 @@ def test_a_bottom_binade_below_float32_s_normals_would_be_wrong_in_32_bit_lanes(
         want = encode_float64(x.astype(np.float64), fmt, codes)
     assert encode_float32(x, fmt, codes).tobytes() == want.tobytes()
     assert (_encode(x.view(np.int32), fmt, codes, _FLOAT32) != want).any()
+
+
+@pytest.mark.parametrize("name", ["e4m3fn", "e2m1fn", "e8m0fnu"])
+def test_an_array_past_the_operand_cap_gets_the_codes_of_its_pieces(name: str) -> None:
+    # The bounds take a cached contiguous operand up to _OPERAND_MAX lanes and the scalar
+    # beyond it: the same codes either way, on mixed signs, specials and every binade.
+    fmt = FORMATS[name]
+    codes = special_codes(fmt, saturate=True, nan="canonical")
+    rng = np.random.default_rng(41)
+    bits = rng.integers(0, 1 << 32, _OPERAND_MAX + 4099, dtype=np.uint64).astype(np.uint32)
+    x = bits.view(np.float32)
+    if not fmt.nan_codes:
+        x = x[~np.isnan(x)]
+    with np.errstate(invalid="ignore"):
+        for encode, values in ((encode_float32, x), (encode_float64, x.astype(np.float64))):
+            assert values.size > _OPERAND_MAX
+            whole = encode(values, fmt, codes)
+            pieces = [encode(values[i : i + 4096], fmt, codes) for i in range(0, values.size, 4096)]
+            assert whole.tobytes() == np.concatenate(pieces).tobytes(), (name, encode.__name__)
