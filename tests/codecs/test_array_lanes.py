@@ -85,3 +85,10 @@ def test_an_array_past_the_operand_cap_gets_the_codes_of_its_pieces(name: str) -
             whole = encode(values, fmt, codes)
             pieces = [encode(values[i : i + 4096], fmt, codes) for i in range(0, values.size, 4096)]
             assert whole.tobytes() == np.concatenate(pieces).tobytes(), (name, encode.__name__)
+
+
+def test_an_empty_array_gives_no_codes_in_either_lane_width() -> None:
+    fmt = FORMATS["e4m3fn"]
+    codes = special_codes(fmt, saturate=True, nan="canonical")
+    assert encode_float32(np.zeros(0, np.float32), fmt, codes).shape == (0,)
+    assert encode_float64(np.zeros((0, 3), np.float64), fmt, codes).shape == (0, 3)

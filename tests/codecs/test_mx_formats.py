@@ -7,6 +7,7 @@ zero, no sign). The 2**32 proofs are ``MX_PROOF_PLAN`` (fp8lab prove --plan mx).
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -91,6 +92,22 @@ def test_no_nan_code_means_nan_input_and_nosat_are_refused() -> None:
             scan_scalar(float("nan"), FORMATS[name], ScanPolicy(True, True))
         with pytest.raises(ValueError, match="NaN patterns"):
             scan_pattern_range(0x7F80_0000, 0x7F80_0002, FORMATS[name], ScanPolicy(True, True))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "bfloat16"])
+def test_a_nan_anywhere_in_any_input_dtype_is_refused_by_a_format_without_nan(dtype: str) -> None:
+    # The check is a max for numpy's floats (NaN wherever an element is) and an
+    # element-wise isnan for bfloat16: a NaN at each end and inside, a NaN alone, none.
+    as_dtype = np.dtype(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
+    for at in (0, 7, 39):
+        x = np.linspace(-3.0, 3.0, 40).astype(as_dtype)
+        x[at] = np.nan
+        with pytest.raises(ValueError, match="no NaN code"):
+            encode(x, "e2m1fn")
+    with pytest.raises(ValueError, match="no NaN code"):
+        encode(np.array(np.nan, as_dtype), "e2m1fn")
+    assert encode(np.linspace(-3.0, 3.0, 40).astype(as_dtype), "e2m1fn").size == 40
+    assert encode(np.zeros(0, as_dtype), "e2m1fn", method="array").size == 0
 
 
 def test_e8m0_zero_negative_ties_and_extremes() -> None:
