@@ -250,7 +250,8 @@ def _run_all(
     and is filed as interrupted, and the signal is raised here once all have ended.
     """
     from fp8lab.evidence.execute import YIELD_NICE, Stop
-    from fp8lab.runtime.proctree import SignalInterrupt
+    from fp8lab.runtime.parallel import each_done
+    from fp8lab.runtime.proctree import SignalInterrupt, signals_deferred
 
     names = list(checked)
     if min(args.jobs, len(names)) <= 1:  # in the order named
@@ -267,8 +268,12 @@ def _run_all(
             n: pool.submit(_run_one, args, checked[n], results, i, len(names), stop, nice[n])
             for i, n in enumerate(names, 1)
         }
+        name_of = {f: n for n, f in futures.items()}
+        ok: dict[str, bool] = {}
         try:
-            ok = {n: f.result() for n, f in futures.items()}
+            for future in each_done(futures.values()):
+                with signals_deferred():  # it is done: result() does not wait
+                    ok[name_of[future]] = future.result()
         except SignalInterrupt as exc:
             stop.signum = exc.signum
             for f in futures.values():

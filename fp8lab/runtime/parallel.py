@@ -5,6 +5,11 @@ SIGINT: a Ctrl-C or SIGTERM reaches the parent, whose :func:`worker_pool`
 then kills every worker before the exception goes on. Nothing waits for a
 running task once the parent is interrupted.
 
+Every step that a raise must not cut in two (a submit, which may start a
+worker; a future's lock) runs with signals deferred
+(:func:`fp8lab.runtime.proctree.signals_deferred`); the waits are where a
+signal lands.
+
 Any ``concurrent.futures.Executor`` can run the tasks instead, e.g. a dask
 cluster's (:mod:`fp8lab.runtime.cluster`). A worker that dies is reported the same way
 on either: :class:`WorkerLostError`.
@@ -14,18 +19,26 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import queue
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from fp8lab.runtime.proctree import die_with_parent
+from fp8lab.runtime.proctree import die_with_parent, signals_deferred
 from fp8lab.runtime.progress import Progress
 
-__all__ = ["QUIET_THREADS_ENV", "WorkerLostError", "default_workers", "run_tasks", "worker_pool"]
+__all__ = [
+    "QUIET_THREADS_ENV",
+    "WorkerLostError",
+    "default_workers",
+    "each_done",
+    "run_tasks",
+    "worker_pool",
+]
 
 # OpenMP's and OpenBLAS's idle threads sleep at once instead of spinning for a while: on a
 # few shared cores a spinning thread holds the core that another process's work waits for.
@@ -86,18 +99,19 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     # interpreter's -W options, so it is set before the tracker starts.
     if _TRACKER_FILTER not in sys.warnoptions:
         sys.warnoptions.append(_TRACKER_FILTER)
-    pool = ProcessPoolExecutor(
-        workers,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_worker_init,
-        initargs=(os.getpid(),),
-    )
+    with signals_deferred():
+        pool = ProcessPoolExecutor(
+            workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_worker_init,
+            initargs=(os.getpid(),),
+        )
     try:
         yield pool
+        pool.shutdown()  # a signal while the workers finish ends them like any other raise
     except BaseException:
         _kill_workers(pool)
         raise
-    pool.shutdown()
 
 
 def run_tasks(
@@ -135,6 +149,23 @@ def run_tasks(
     return _collect(executor, func, tasks, report)
 
 
+def each_done(futures: Iterable[Future[T]]) -> Iterator[Future[T]]:
+    """``futures`` as each is done, in the order they finish.
+
+    Like ``concurrent.futures.as_completed``, except where a signal may land:
+    only in the wait for the next future, never while a future's lock is held
+    (``as_completed`` takes every future's lock in a loop a signal can break,
+    and a lock left held hangs the thread that finishes that future).
+    """
+    done: queue.SimpleQueue[Future[T]] = queue.SimpleQueue()
+    with signals_deferred():
+        waiting = list(futures)
+        for future in waiting:
+            future.add_done_callback(done.put)
+    for _ in waiting:
+        yield done.get()
+
+
 def _collect(
     pool: Executor,
     func: Callable[..., T],
@@ -142,18 +173,23 @@ def _collect(
     report: Progress | None,
 ) -> list[T]:
     results: list[T] = []
-    futures = [pool.submit(func, *task) for task in tasks]
+    futures: list[Future[T]] = []
     try:
-        for i, future in enumerate(as_completed(futures)):
-            try:
-                results.append(future.result())
-            except Exception as exc:
+        with signals_deferred():  # a worker the pool starts is one it knows of
+            futures += [pool.submit(func, *task) for task in tasks]
+        for i, future in enumerate(each_done(futures)):
+            with signals_deferred():  # it is done: no call on it waits
+                exc = future.exception()
+            if exc is not None:
                 if _lost_worker(exc):
                     raise WorkerLostError(" ".join(str(exc).split()) or type(exc).__name__) from exc
-                raise
+                raise exc
+            with signals_deferred():
+                results.append(future.result())
             if report:
                 report.update(i + 1)
     finally:
-        for future in futures:
-            future.cancel()
+        with signals_deferred():
+            for future in futures:
+                future.cancel()
     return results

@@ -3,6 +3,9 @@
 * :func:`install_signal_handlers` makes SIGINT and SIGTERM raise
   :class:`SignalInterrupt` (a ``KeyboardInterrupt``) once, so ``finally`` blocks
   run and the command exits ``128 + signal`` (130, 143).
+* :func:`signals_deferred` holds such a signal back for the length of a step
+  that must not be cut in two (a worker started but not yet known to its pool,
+  a lock taken but not yet in a ``with``), and raises it when the step is done.
 * :func:`die_with_parent` asks Linux to SIGKILL this process when its parent
   dies (``PR_SET_PDEATHSIG``); elsewhere it does nothing.
 * :func:`kill_tree` ends a tree: every descendant of a root and every process
@@ -37,6 +40,7 @@ __all__ = [
     "how_it_ended",
     "install_signal_handlers",
     "kill_tree",
+    "signals_deferred",
     "tree_members",
     "yield_tree",
 ]
@@ -58,10 +62,51 @@ class SignalInterrupt(KeyboardInterrupt):
         super().__init__(f"interrupted by {signal.Signals(signum).name}")
 
 
+class _Deferral:
+    """How deep the main thread is in :func:`signals_deferred` blocks, and the signal held back."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.pending: int | None = None
+
+    def __enter__(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            self.depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        self.depth -= 1
+        if self.depth == 0 and self.pending is not None:
+            signum, self.pending = self.pending, None
+            signal.raise_signal(signum)  # the handler raises it here, now nothing defers it
+
+
+_DEFERRAL = _Deferral()
+
+
+def signals_deferred() -> contextlib.AbstractContextManager[None]:
+    """A block that a signal of :func:`install_signal_handlers` does not interrupt.
+
+    A SIGINT or SIGTERM that arrives inside the block (in the main thread, where
+    Python runs signal handlers) is raised as the outermost block ends, the
+    first of them if several came. A raise in the middle of some steps leaves
+    a state no cleanup can mend: a pool's worker started but not yet recorded
+    by the pool is never ended, and the interpreter's exit waits for it for
+    ever; a lock taken in one frame and not yet released by a ``with`` in the
+    next is held for ever, and the thread that needs it hangs. Keep such a
+    block short and free of waits that may last: the signal waits for it.
+    Blocks may nest; in other threads, and under any other handler, a block
+    changes nothing.
+    """
+    return _DEFERRAL
+
+
 def install_signal_handlers() -> Callable[[], None]:
     """Make SIGINT and SIGTERM raise :class:`SignalInterrupt`; return a function that undoes it.
 
-    The first signal raises; later ones are ignored so that the cleanup it
+    The first signal raises (at the end of a :func:`signals_deferred` block
+    if it comes inside one); later ones are ignored so that the cleanup it
     starts (ending child trees, filing the run) is not itself interrupted.
     Outside the main thread nothing is installed.
     """
@@ -72,6 +117,10 @@ def install_signal_handlers() -> Callable[[], None]:
     def handler(signum: int, frame: FrameType | None) -> None:
         if fired.is_set():
             return
+        if _DEFERRAL.depth:
+            if _DEFERRAL.pending is None:
+                _DEFERRAL.pending = signum
+            return
         fired.set()
         raise SignalInterrupt(signum)
 
@@ -80,6 +129,7 @@ def install_signal_handlers() -> Callable[[], None]:
     def restore() -> None:
         for s, old in previous.items():
             signal.signal(s, old)
+        _DEFERRAL.pending = None  # held back for a handler that is no longer there
 
     return restore
 

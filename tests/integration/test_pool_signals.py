@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 
-from tests.notebooks.trees import HANG_GUARD_S, finish, start, survivors, tree
+from tests.notebooks.trees import HANG_GUARD_S, REPO, finish, start, survivors, tree
 
 
 @pytest.fixture(autouse=True)
@@ -93,6 +95,67 @@ def test_prove_workers_end_with_the_parent_and_the_run_is_filed(tmp_path: Path) 
         for p in survivors(watched, grace=0):
             p.kill()
         proc.wait(timeout=HANG_GUARD_S)  # reaped here, not warned about in a later test
+
+
+# A signal that lands the moment a worker has started, before the pool has recorded it:
+# the worker is one the pool's kill never sees, and the interpreter's exit would wait for it.
+SIGNAL_AS_A_WORKER_STARTS = """\
+import os, pathlib, signal, sys, time
+import multiprocessing.process
+from fp8lab.runtime import parallel
+from fp8lab.runtime.proctree import SignalInterrupt, install_signal_handlers
+
+START = multiprocessing.process.BaseProcess.start
+INIT = parallel._worker_init
+SEEN = pathlib.Path({seen!r})
+
+def init_and_say_so(parent):  # in the worker: up, and waiting for a task
+    INIT(parent)
+    (SEEN / str(os.getpid())).touch()
+
+def start_then_signal(self):  # in the parent: the worker is up, the pool has not recorded it
+    START(self)
+    deadline = time.monotonic() + 60
+    while not (SEEN / str(self.pid)).exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+if __name__ == "__main__":  # not in the workers, which import this file by another name
+    multiprocessing.process.BaseProcess.start = start_then_signal
+    parallel._worker_init = init_and_say_so
+    install_signal_handlers()
+    try:
+        parallel.run_tasks(time.sleep, [(600,)] * 4, workers=2)
+    except SignalInterrupt as stop:
+        print(stop, file=sys.stderr)
+        sys.exit(stop.exit_status)
+"""
+
+
+def test_a_signal_as_a_worker_starts_ends_it_too(tmp_path: Path) -> None:
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    script = tmp_path / "pool_start.py"
+    script.write_text(SIGNAL_AS_A_WORKER_STARTS.format(seen=str(seen)))
+    log = tmp_path / "log"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, str(script)], env=env, stdout=out, stderr=subprocess.STDOUT
+        )
+    assert finish(proc, log) == 143, log.read_text()
+    assert log.read_text().strip() == "interrupted by SIGTERM"
+    started = [int(p.name) for p in seen.iterdir()]
+    assert started  # the first worker's start is where the signal came
+    assert [pid for pid in started if _cmdline_of(pid)] == []
+
+
+def _cmdline_of(pid: int) -> str:
+    """The command line of a running ``pid``; '' once it has ended."""
+    try:
+        return _cmdline(psutil.Process(pid))
+    except psutil.Error:
+        return ""
 
 
 SLOW_QUANT = """\
