@@ -20,7 +20,7 @@ smallest value rounds up to it (it has no zero; OCP MX v1.0, E8M0 scale). With
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -55,13 +55,14 @@ _FLOAT32 = _Layout(np.int32, 23, 127, 0x7F80_0000)
 
 # numpy's maximum and minimum against a scalar take a slow strided loop; against a
 # contiguous array of the same value, its vector loop (about a third of the time here).
-# Arrays up to this size get such an operand; larger ones the scalar (the same result).
-_OPERAND_MAX = 1 << 17
+# Arrays up to this size (the encode API's block) get a slice of such an operand, one per
+# lane type and value, made once; larger ones the scalar (the same result).
+_OPERAND_MAX = 1 << 16
 
 
-@lru_cache(maxsize=64)
-def _filled(lanes: np.dtype[Any], value: int, size: int) -> npt.NDArray[Any]:
-    operand = np.full(size, value, lanes)
+@cache
+def _filled(lanes: np.dtype[Any], value: int) -> npt.NDArray[Any]:
+    operand = np.full(_OPERAND_MAX, value, lanes)
     operand.setflags(write=False)
     return operand
 
@@ -69,7 +70,7 @@ def _filled(lanes: np.dtype[Any], value: int, size: int) -> npt.NDArray[Any]:
 def _bound(a: npt.NDArray[Any], value: int, ufunc: np.ufunc) -> None:
     """``a = ufunc(a, value)`` in place (``np.maximum``: a floor; ``np.minimum``: a cap)."""
     if a.size <= _OPERAND_MAX:
-        ufunc(a, _filled(a.dtype, value, a.size), out=a)
+        ufunc(a, _filled(a.dtype, value)[: a.size], out=a)
     else:
         ufunc(a, value, out=a)
 
