@@ -15,12 +15,19 @@ export OPENBLAS_THREAD_TIMEOUT ?= 4
 
 .PHONY: setup test test-fast test-bare coverage evidence check lint bench lab docs clean
 
+# fp8lab's byte code, compiled here as an installer compiles an installed package's: the
+# package is installed editable, so where PYTHONDONTWRITEBYTECODE is set no process writes it
+# and every process that imports fp8lab (CLI runs, kernel processes, pool workers, notebook
+# kernels) would compile the same sources again. Only sources changed since are recompiled.
+BYTECODE := $(BIN)/python -m compileall -q -j 0 fp8lab > /dev/null
+
 $(STAMP): constraints.txt pyproject.toml
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt setuptools wheel
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-build-isolation \
 		-c constraints.txt -e '.[test,dev]'
+	$(BYTECODE)
 	touch $(STAMP)
 
 # Only the environment: .venv with fp8lab and its pinned dependencies (the quickest way to
@@ -34,6 +41,7 @@ TEST_WORKERS ?= auto
 XDIST := -n $(TEST_WORKERS) --dist loadscope
 
 test: $(STAMP) $(TORCH_STAMP)
+	$(BYTECODE)
 	$(BIN)/python -m pytest $(XDIST) $(ARGS)
 
 # The edit loop: every test but the slow ones, those that start processes (CLI runs, gate
@@ -42,11 +50,13 @@ test: $(STAMP) $(TORCH_STAMP)
 FAST_ARGS := -m "not slow and not process and not notebook"
 
 test-fast: $(STAMP)
+	$(BYTECODE)
 	$(BIN)/python -m pytest $(XDIST) $(FAST_ARGS) $(ARGS)
 
 # Every notebook's smoke run from a non-editable install without extras (make test runs
 # those whose rows need an extra; tests/integration/test_no_extras.py).
 test-bare: $(STAMP)
+	$(BYTECODE)
 	FP8LAB_BARE_ALL=1 $(BIN)/python -m pytest $(XDIST) tests/integration/test_no_extras.py $(ARGS)
 
 # Line coverage of fp8lab/ by the whole suite (make test's tests, run under coverage.py;
@@ -54,6 +64,7 @@ test-bare: $(STAMP)
 # build/coverage/report.txt. Slower than make test (every line is traced).
 coverage: $(STAMP) $(TORCH_STAMP)
 	rm -rf build/coverage && mkdir -p build/coverage
+	$(BYTECODE)
 	$(BIN)/python -m coverage run -m pytest $(XDIST) $(ARGS); s=$$?; \
 	$(BIN)/python -m coverage combine --quiet; \
 	$(BIN)/python -m coverage report > build/coverage/report.txt; \
@@ -76,6 +87,7 @@ $(TORCH_STAMP): $(STAMP)
 # always run, so the front page never shows one of them stale. prove exits 3 when G2 is
 # only PENDING (no GPU), which is not a failure here.
 evidence: $(STAMP) $(TORCH_STAMP)
+	$(BYTECODE)
 	$(BIN)/fp8lab prove; p=$$?; $(BIN)/fp8lab prove --plan mx --quiet; x=$$?; \
 	$(BIN)/fp8lab evidence; e=$$?; \
 	test $$e -eq 0 || exit $$e; test $$x -eq 0 || exit $$x; test $$p -eq 0 || test $$p -eq 3
