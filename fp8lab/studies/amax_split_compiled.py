@@ -94,6 +94,8 @@ class ScaleProgram(NamedTuple):
     reciprocal: bool  # x * (1 / scale), else x * scale (when not divide)
     byte0: float  # the factor of e8m0 byte 0
     byte255: float  # the factor of e8m0 byte 255: 0 or NaN
+    exact: bool = True  # log2 taken where the bits do not settle the exponent, else such an
+    # amax is left to a second pass (its byte -1): see _make_pair
 
 
 _BYTE0 = {E8m0Zero.OCP: 2.0**127, E8m0Zero.MIN_NORMAL: 2.0**126, E8m0Zero.ONE: 1.0}
@@ -136,7 +138,7 @@ def rule_program(rule: ScaleRule) -> ScaleProgram:
     )
 
 
-_BLOCK = 2048  # patterns per block of the counting loop
+_BLOCK = 1 << 18  # patterns per block counted
 
 
 def _jit(fn: Callable[..., Any]) -> Any:
@@ -214,10 +216,19 @@ if numba is not None:
         a = _bound(x, np.float32(p.floor), np.float32(p.ub), p)
         if p.ocp_floor:  # the amax's exponent less the format's
             ref = a
-            if p.log2:
+            bits = _f32_bits(a)
+            biased = int((bits >> 23) & 0xFF)
+            if p.log2 and 1 <= biased <= 254 and (bits & np.uint32(0x7FFFFF)) < 0x7FF000:
+                # log2(a) lies in [b - 127, b - 126 - 3e-4]; float32 rounding (at most
+                # 2**-18 here) keeps it there, and log2 of a power of two is exact: the
+                # floor is b - 127, as by the bits
+                exp = biased - 127
+            elif p.log2 and not p.exact:
+                return -1
+            elif p.log2:
                 exp = _clip_int(np.floor(_log2_f32(a)), -200, 200)
             else:
-                exp = np.int32((_f32_bits(a) >> 23) & 0xFF) - 127
+                exp = biased - 127
             byte = min(max(exp - p.emax, -127), 128) + 127
         else:  # rceil: the quotient's exponent, rounded up
             top = np.float32(p.top)
@@ -230,11 +241,13 @@ if numba is not None:
                 # log2(d) lies in (e - 127, e - 126), more than 7e-4 inside it; float32
                 # rounding (at most 2**-18 here) keeps it inside: its ceiling is e - 126
                 byte = min(int(e) - 126, 127) + 127
+            elif p.log2 and not p.exact:
+                return -1
             elif p.log2:
                 byte = _clip_int(np.ceil(_log2_f32(d)), -127, 127) + 127
             else:
                 up = (mant > np.uint32(0x400000)) if e == 0 else (mant != 0)
-                byte = e + np.int32(up)
+                byte = int(e) + int(up)
         if ref != ref:
             return p.nan_byte
         if not p.inf_bits and np.isinf(ref):
@@ -263,17 +276,21 @@ if numba is not None:
     @_jit
     def _verdict(  # pragma: no cover - compiled
         x: np.float32, pa: ScaleProgram, pb: ScaleProgram
-    ) -> tuple[bool, bool]:
-        """``(stored scales differ, some x scaled apart)`` for one amax.
+    ) -> tuple[bool, bool, bool]:
+        """``(stored scales differ, some x scaled apart, left to the exact pass)`` for one amax.
 
         ecosystem._differs on ecosystem._stored, and ecosystem._applied_differs
-        on ecosystem._applied.
+        on ecosystem._applied. The third is True only where a program that is
+        not ``exact`` needs log2 (the first two are then False).
         """
         if pa.e8m0 != pb.e8m0:
-            return True, True
+            return True, True, False
         if pa.e8m0:
             ba, bb = _byte(x, pa), _byte(x, pb)
-            return ba != bb, _f64_bits(_factor(ba, pa)) != _f64_bits(_factor(bb, pb))
+            if ba < 0 or bb < 0:
+                return False, False, True
+            same = _f64_bits(_factor(ba, pa)) == _f64_bits(_factor(bb, pb))
+            return ba != bb, not same, False
         sa, sb = _scale(x, pa), _scale(x, pb)
         if pa.multiplier == pb.multiplier:
             split = _f32_bits(sa) != _f32_bits(sb)
@@ -282,52 +299,45 @@ if numba is not None:
         va = np.float32(1) / sa if pa.reciprocal else sa
         vb = np.float32(1) / sb if pb.reciprocal else sb
         if pa.divide == pb.divide:
-            return split, _f32_bits(va) != _f32_bits(vb)
+            return split, _f32_bits(va) != _f32_bits(vb), False
         d, m = (va, vb) if pa.divide else (vb, va)
         bits = _f32_bits(d)
         e = (bits >> 23) & np.uint32(0xFF)
         pow2 = (bits & np.uint32(0x7FFFFF)) == 0 and e >= 1 and e <= 254
-        return split, not (pow2 and np.float64(d) * np.float64(m) == 1.0)
+        return split, not (pow2 and np.float64(d) * np.float64(m) == 1.0), False
 
 
-def _make_pair(pa: ScaleProgram, pb: ScaleProgram) -> tuple[Any, Any]:
-    """The verdict loop and the counting loop of one pair: closures over plain values only."""
+def _make_pair(pa: ScaleProgram, pb: ScaleProgram) -> Any:
+    """The verdict loop of one pair: a closure over plain values only.
+
+    Where a program takes its e8m0 exponent from log2, the loop runs in two
+    passes: the first with programs that leave to the second the few amaxes whose
+    exponent the bits do not settle, the second takes log2 for those alone. In one
+    pass the compiler evaluates log2 for every amax (it may, log2 having no side
+    effects, and does so to vectorise the loop): some six times the work.
+    """
+    qa, qb = pa._replace(exact=not pa.log2), pb._replace(exact=not pb.log2)
+    two_pass = pa.log2 or pb.log2
 
     def verdicts(  # pragma: no cover - compiled
         lo: int, split: np.ndarray, moved: np.ndarray
     ) -> None:
-        for i in range(split.size):
-            split[i], moved[i] = _verdict(np.uint32(lo + i).view(np.float32), pa, pb)
+        n = split.size
+        rare = np.empty(n, np.bool_)
+        for i in range(n):
+            split[i], moved[i], rare[i] = _verdict(np.uint32(lo + i).view(np.float32), qa, qb)
+        if two_pass:
+            for j in np.flatnonzero(rare):
+                split[j], moved[j], _ = _verdict(np.uint32(lo + j).view(np.float32), pa, pb)
 
-    def counts(start: int, stop: int) -> tuple[int, int, int, int]:  # pragma: no cover - compiled
-        split = np.empty(_BLOCK, np.bool_)
-        moved = np.empty(_BLOCK, np.bool_)
-        n_split, n_moved, n_nan, first = 0, 0, 0, -1
-        for lo in range(start, stop, _BLOCK):
-            n = min(_BLOCK, stop - lo)
-            for i in range(n):
-                split[i], moved[i] = _verdict(np.uint32(lo + i).view(np.float32), pa, pb)
-            k = 0
-            for i in range(n):
-                k += split[i]
-                n_moved += moved[i]
-            if k:
-                n_split += k
-                for i in range(n):
-                    if split[i]:
-                        first = lo + i if first < 0 else first
-                        n_nan += ((lo + i) & 0x7FFFFFFF) > 0x7F800000
-        return n_split, n_moved, n_nan, first
-
-    return verdicts, counts
+    return verdicts
 
 
 @cache
-def _pair(pa: ScaleProgram, pb: ScaleProgram) -> tuple[Any, Any]:
+def _pair(pa: ScaleProgram, pb: ScaleProgram) -> Any:
     """:func:`_make_pair` compiled once per pair of programs (numba caches it on disk)."""
     jit = numba.njit(cache=True, nogil=True, error_model="numpy")  # type: ignore[union-attr]
-    verdicts, counts = _make_pair(pa, pb)
-    return jit(verdicts), jit(counts)
+    return jit(_make_pair(pa, pb))
 
 
 def split_verdicts_compiled(
@@ -336,13 +346,27 @@ def split_verdicts_compiled(
     """Per amax pattern of ``[lo, hi)``: ``(stored scales differ, applied scales differ)``."""
     split = np.empty(hi - lo, np.bool_)
     moved = np.empty(hi - lo, np.bool_)
-    _pair(rule_program(own), rule_program(spec))[0](lo, split, moved)
+    _pair(rule_program(own), rule_program(spec))(lo, split, moved)
     return split, moved
 
 
 def split_counts_compiled(
     own: ScaleRule, spec: ScaleRule, lo: int, hi: int
 ) -> tuple[int, int, int, int]:
-    """``(scale splits, applied splits, splits at a NaN amax, first split or -1)``, ``[lo, hi)``."""
-    n_split, n_moved, n_nan, first = _pair(rule_program(own), rule_program(spec))[1](lo, hi)
-    return int(n_split), int(n_moved), int(n_nan), int(first)
+    """``(scale splits, applied splits, splits at a NaN amax, first split or -1)``, ``[lo, hi)``.
+
+    The verdicts of one block of patterns at a time, counted.
+    """
+    verdicts = _pair(rule_program(own), rule_program(spec))
+    split, moved = np.empty(_BLOCK, np.bool_), np.empty(_BLOCK, np.bool_)
+    n_split, n_moved, n_nan, first = 0, 0, 0, -1
+    for a in range(lo, hi, _BLOCK):
+        n = min(_BLOCK, hi - a)
+        verdicts(a, split[:n], moved[:n])
+        n_moved += int(np.count_nonzero(moved[:n]))
+        at = np.flatnonzero(split[:n])
+        if at.size:
+            n_split += at.size
+            first = a + int(at[0]) if first < 0 else first
+            n_nan += int(np.count_nonzero(((a + at) & 0x7FFFFFFF) > 0x7F800000))
+    return n_split, n_moved, n_nan, first

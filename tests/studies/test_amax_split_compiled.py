@@ -54,7 +54,7 @@ def _numpy(own: str, spec: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _compiled(a: compiled.ScaleProgram, b: compiled.ScaleProgram) -> tuple[np.ndarray, np.ndarray]:
-    verdicts = compiled._pair(a, b)[0]
+    verdicts = compiled._pair(a, b)
     split = [np.empty(hi - lo, np.bool_) for lo, hi in _WINDOWS]
     moved = [np.empty(hi - lo, np.bool_) for lo, hi in _WINDOWS]
     for (lo, _), s, m in zip(_WINDOWS, split, moved, strict=True):
