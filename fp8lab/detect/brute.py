@@ -28,6 +28,7 @@ from fp8lab.detect.pair import kernel_name, quantize_codes, resolve_kernel
 from fp8lab.detect.records import ExposureRecord, classify_inputs
 from fp8lab.kernels import QuantKernel, validate_scale
 from fp8lab.runtime.guard import KernelFaultError
+from fp8lab.runtime.heap import keep_heap
 from fp8lab.runtime.parallel import WorkerLostError, run_tasks
 from fp8lab.specs.formats import get_format
 from fp8lab.sweeps.coverage import covered_ranges
@@ -65,6 +66,7 @@ def _chunk(
     """
     if fused:
         return start, stop, exposing_fused(a, b, fmt, scale, start, stop)
+    keep_heap()  # each chunk's arrays reuse the last one's pages (fp8lab.runtime.heap)
     return start, stop, exposing_in_chunk(a, b, fmt, scale, start, stop)
 
 

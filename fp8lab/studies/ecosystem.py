@@ -33,6 +33,7 @@ from fp8lab.kernels.scheme import amax_scales
 from fp8lab.kernels.sources.isolated import KernelHost, KernelLoadError
 from fp8lab.runtime.extras import absent, install_line
 from fp8lab.runtime.guard import KernelFaultError
+from fp8lab.runtime.heap import keep_heap
 from fp8lab.runtime.parallel import run_tasks
 from fp8lab.specs.scale_rules import (
     RULES,
@@ -269,6 +270,7 @@ def _stepped(
 
 def _split_chunk(own_rule: str, spec_rule: str, lo: int, hi: int, engine: str = "auto") -> Counts:
     """One chunk's counts: the compiled loop, or :func:`_split_step` in cache-sized steps."""
+    keep_heap()  # each step's arrays reuse the last one's pages (fp8lab.runtime.heap)
     if _compiled(engine):
         return split_counts_compiled(get_rule(own_rule), get_rule(spec_rule), lo, hi)
     return _stepped(_split_step, own_rule, spec_rule, lo, hi)
@@ -289,6 +291,7 @@ def _compiled(engine: str) -> bool:
 
 def _nvfp4_split_chunk(own_rule: str, spec_rule: str, lo: int, hi: int) -> Counts:
     """NVFP4's split step over one chunk, in cache-sized steps."""
+    keep_heap()  # each step's arrays reuse the last one's pages (fp8lab.runtime.heap)
     return _stepped(nv.nvfp4_split_chunk, own_rule, spec_rule, lo, hi)
 
 
