@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 __all__ = ["LIBRARIES", "library_facts", "numpy_blas"]
@@ -46,19 +47,46 @@ def _referred(kernel: object) -> list[str]:
 
 
 def numpy_blas() -> dict[str, Any]:
-    """Numpy's BLAS as threadpoolctl reports it (library, version, core type, threads)."""
+    """Numpy's BLAS as threadpoolctl reports it (library, version, core type, threads).
+
+    Other BLAS libraries may be loaded beside it (scipy's, which numba's linear
+    algebra loads), and threadpoolctl lists them in no fixed order. Numpy's is
+    the one inside numpy's own folders (a wheel's vendored copy), else the one
+    that no package vendors; where neither singles one out, none is named.
+    """
+    import numpy
     from threadpoolctl import threadpool_info
 
-    for entry in threadpool_info():
-        if entry.get("user_api") == "blas":
-            return {
-                "library": entry.get("internal_api", "unknown"),
-                "version": entry.get("version"),
-                "core_type": entry.get("architecture"),
-                "threads": entry.get("num_threads"),
-                "threading_layer": entry.get("threading_layer"),
-            }
-    return {"library": "not reported", "version": None, "core_type": None, "threads": None}
+    blas = [entry for entry in threadpool_info() if entry.get("user_api") == "blas"]
+    entry = _numpys(blas, Path(numpy.__file__).resolve().parent)
+    if entry is None:
+        word = "not identified" if blas else "not reported"
+        return {"library": word, "version": None, "core_type": None, "threads": None}
+    return {
+        "library": entry.get("internal_api", "unknown"),
+        "version": entry.get("version"),
+        "core_type": entry.get("architecture"),
+        "threads": entry.get("num_threads"),
+        "threading_layer": entry.get("threading_layer"),
+    }
+
+
+def _numpys(blas: list[dict[str, Any]], home: Path) -> dict[str, Any] | None:
+    """Numpy's entry of threadpoolctl's BLAS entries, numpy installed at ``home``, or None."""
+    own = (home, home.parent / "numpy.libs")
+    paths = [Path(str(entry.get("filepath", ""))).resolve() for entry in blas]
+    mine = [e for e, p in zip(blas, paths, strict=True) if any(p.is_relative_to(d) for d in own)]
+    if len(mine) == 1:
+        return mine[0]
+    if mine:
+        return None
+    # a folder of libraries a package vendors: scipy.libs, numpy/.dylibs, ...
+    shared = [
+        e
+        for e, p in zip(blas, paths, strict=True)
+        if not any(d.name.endswith(".libs") or d.name == ".dylibs" for d in p.parents)
+    ]
+    return shared[0] if len(shared) == 1 else None
 
 
 def _torch() -> dict[str, Any]:
