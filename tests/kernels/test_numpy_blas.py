@@ -61,3 +61,15 @@ def test_this_process_names_numpys_own_blas() -> None:
         entry = next(e for e in threadpool_info() if Path(e["filepath"]).resolve() == vendored[0])
         assert facts["version"] == entry["version"]
     assert facts["library"] not in ("not reported", "")
+
+
+@pytest.mark.parametrize(
+    ("listed", "word"), [([], "not reported"), ([SCIPYS], "not identified")], ids=str
+)
+def test_a_blas_not_singled_out_is_named_as_such(
+    monkeypatch: pytest.MonkeyPatch, listed: list[dict[str, Any]], word: str
+) -> None:
+    import threadpoolctl
+
+    monkeypatch.setattr(threadpoolctl, "threadpool_info", lambda: listed)
+    assert numpy_blas() == {"library": word, "version": None, "core_type": None, "threads": None}
