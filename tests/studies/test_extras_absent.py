@@ -45,10 +45,10 @@ def check_torch(monkeypatch: pytest.MonkeyPatch, _: Path, __: Capture) -> None:
 
 
 def check_triton(monkeypatch: pytest.MonkeyPatch, _: Path, __: Capture) -> None:
-    hide(monkeypatch, "triton")
+    hide(monkeypatch, "torch", "triton")  # both, so the line is the same with torch or without
     proofs = interpreter_run(RangeRun(start=0x3F800000, stop=0x3F800010, workers=1))
     assert proofs.records == () and proofs.version == "absent"
-    assert proofs.absent == f"triton is absent: {install_line('triton')}"
+    assert proofs.absent == f"torch, triton are absent: {install_line('triton')}"
     assert proofs.unexpected() == [] and proofs.stock_by_class() == proofs.stock_examples() == []
     assert set(proofs.verdicts().values()) == {f"PENDING ({proofs.absent})"}
     assert set(proofs.numbers().values()) == {0}
