@@ -22,6 +22,11 @@ export OPENBLAS_THREAD_TIMEOUT ?= 4
 # a source that does not compile is named here and left to the job that imports it.
 BYTECODE := $(BIN)/python -m compileall -q -j 0 fp8lab || true
 
+# fp8lab's numba loops, compiled once into their disk cache beside the sources (a fresh
+# checkout has none, and its first test run, proof or notebook would compile them, a process
+# at a time). Warming changes no result; where it fails, the loops compile on first use.
+WARM := $(BIN)/python -m fp8lab.bench.warm || echo "make: numba loops not warmed; they compile on first use"
+
 $(STAMP): constraints.txt pyproject.toml
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +34,7 @@ $(STAMP): constraints.txt pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-build-isolation \
 		-c constraints.txt -e '.[test,dev]'
 	$(BYTECODE)
+	$(WARM)
 	touch $(STAMP)
 
 # Only the environment: .venv with fp8lab and its pinned dependencies (the quickest way to
