@@ -26,6 +26,7 @@ def test_an_off_by_one_encoder_goes_red(monkeypatch: pytest.MonkeyPatch) -> None
     def off_by_one(fmt: str) -> npt.NDArray[np.uint8]:
         table = good(fmt).copy()
         table[1::2] += np.uint8(1)  # every key with the sticky bit set: one code up
+        table.setflags(write=False)  # read-only as the real tables are: the same compiled loop
         return table
 
     monkeypatch.setattr(fused, "fused_table", off_by_one)
